@@ -1,0 +1,17 @@
+package lnpdb
+
+import "errors"
+
+// Sentinel errors shared by every lookup package. Match them with errors.Is.
+var (
+	// ErrInvalidNumber reports an input that is not a valid NANP number
+	// (CONTRACT §1): wrong length, a non-digit, an NPA or NXX out of range.
+	ErrInvalidNumber = errors.New("lnpdb: invalid phone number")
+
+	// ErrNotFound reports a valid number whose NPA-NXX code is not assigned
+	// (vacant): there is nowhere to route it.
+	ErrNotFound = errors.New("lnpdb: number not found")
+
+	// ErrClosed reports a lookup on a table that has been closed.
+	ErrClosed = errors.New("lnpdb: table is closed")
+)

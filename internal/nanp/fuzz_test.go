@@ -1,0 +1,85 @@
+package nanp
+
+import (
+	"testing"
+)
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"12025550123", "+12025550123", "2025550123", "+1 (202) 555-0123",
+		"1-202-555-0123", "202.555.0123", "tel:+12025550123;npdi;rn=+12025550000",
+		"TEL:2025550123", "1202555012", "+22025550123", "++12025550123",
+		"１2025550123", "1202555\x000123", "(1) 202 555 0123", "12115550123",
+		"12025110123", "", "tel:", "202--555-0123",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, canonical, err := Parse(s)
+		nb, errb := ParseBytes([]byte(s))
+		if n != nb || (err == nil) != (errb == nil) {
+			t.Fatalf("Parse(%q) = %v, %v; ParseBytes = %v, %v", s, n, err, nb, errb)
+		}
+		if d, err := ParseDigits(s); err == nil && d != n {
+			t.Fatalf("ParseDigits(%q) = %v, Parse = %v", s, d, n)
+		}
+		if err != nil {
+			if n != 0 || canonical {
+				t.Fatalf("Parse(%q) failed with %v but returned %v, %v", s, err, n, canonical)
+			}
+			return
+		}
+		if !n.Valid() {
+			t.Fatalf("Parse(%q) = %v, which is not valid", s, n)
+		}
+		c := n.String()
+		if canonical != (s == c) {
+			t.Fatalf("Parse(%q) canonical = %v, String = %q", s, canonical, c)
+		}
+		back, canonical, err := Parse(c)
+		if err != nil || back != n || !canonical {
+			t.Fatalf("Parse(%q) = %v, %v, %v; want %v, true, nil", c, back, canonical, err, n)
+		}
+	})
+}
+
+func FuzzParseTelURI(f *testing.F) {
+	for _, s := range []string{
+		"tel:+12025550123;npdi;rn=+12025550000", "tel:+12025550123;rn=2025550000;npdi=yes",
+		"+12025550123;npdi;rn=+12025550000", "TEL:+1-202-555-0123;RN=12025550000;NPDI",
+		"tel:+12025550123;npdi=no", "tel:+12025550123;ext=42;;", "tel:+12025550123;rn=+12025550123",
+		"tel:+12025550123;rn=x", "tel:+12025550123;rn=1;rn=2", "tel:;npdi", "tel:+12025550123;f\x00o",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := ParseTelURI(s)
+		if err != nil {
+			if u != (TelURI{}) {
+				t.Fatalf("ParseTelURI(%q) failed with %v but returned %+v", s, err, u)
+			}
+			return
+		}
+		if !u.Number.Valid() || u.RN != 0 && !u.RN.Valid() {
+			t.Fatalf("ParseTelURI(%q) = %+v, which is not valid", s, u)
+		}
+		// Parse sees the same number in a tel: URI it accepts.
+		if hasTelPrefix(s) && len(s) <= maxInputLen {
+			if n, _, err := Parse(s); err != nil || n != u.Number {
+				t.Fatalf("ParseTelURI(%q).Number = %v, Parse = %v, %v", s, u.Number, n, err)
+			}
+		}
+		out := u.AppendTelURI(nil)
+		back, err := ParseTelURI(string(out))
+		want := u
+		if want.RN == want.Number {
+			want.RN = 0 // not written: RFC 4694 gives rn only for ported numbers
+		}
+		if err != nil || back != want {
+			t.Fatalf("ParseTelURI(%q) = %+v, %v; want %+v (from %q)", out, back, err, want, s)
+		}
+		if string(out) != u.String() || string(out[4:]) != string(u.AppendSIPUser(nil)) {
+			t.Fatalf("AppendTelURI, String and AppendSIPUser disagree for %+v", u)
+		}
+	})
+}
