@@ -1,0 +1,97 @@
+package format
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// window is up to 128 bits of a record, starting at the record's first bit.
+type window struct{ lo, hi uint64 }
+
+// loadWindow returns the 128 bits that start at bit shift (0..7) of b, which
+// holds at least 17 bytes.
+func loadWindow(b *[17]byte, shift uint) window {
+	lo := binary.LittleEndian.Uint64(b[0:8])
+	hi := binary.LittleEndian.Uint64(b[8:16])
+	if shift == 0 {
+		return window{lo, hi}
+	}
+	return window{
+		lo: lo>>shift | hi<<(64-shift),
+		hi: hi>>shift | uint64(b[16])<<(64-shift),
+	}
+}
+
+// field extracts width bits (1..64) at bit pos of w.
+func (w window) field(pos, width uint) uint64 {
+	var v uint64
+	switch {
+	case pos >= 64:
+		v = w.hi >> (pos - 64)
+	case pos+width <= 64:
+		v = w.lo >> pos
+	default:
+		v = w.lo>>pos | w.hi<<(64-pos)
+	}
+	if width == 64 {
+		return v
+	}
+	return v & (1<<width - 1)
+}
+
+// bitWriter packs fixed-width records into a little-endian bit stream.
+type bitWriter struct {
+	buf  []byte
+	acc  uint64 // pending bits, least significant first
+	nacc uint   // number of pending bits (< 8 after flush)
+}
+
+// put appends the low width bits (0..64) of v.
+func (w *bitWriter) put(v uint64, width uint) {
+	if width == 0 {
+		return
+	}
+	if width < 64 {
+		v &= 1<<width - 1
+	}
+	for width > 0 {
+		take := min(width, 64-w.nacc)
+		var part uint64
+		if take == 64 {
+			part = v
+		} else {
+			part = v & (1<<take - 1)
+		}
+		w.acc |= part << w.nacc
+		w.nacc += take
+		width -= take
+		if take < 64 {
+			v >>= take
+		} else {
+			v = 0
+		}
+		for w.nacc >= 8 {
+			w.buf = append(w.buf, byte(w.acc))
+			w.acc >>= 8
+			w.nacc -= 8
+		}
+	}
+}
+
+// finish flushes the last partial byte and appends slack zero bytes so that a
+// 17-byte window read at any record never runs past the end.
+func (w *bitWriter) finish() []byte {
+	if w.nacc > 0 {
+		w.buf = append(w.buf, byte(w.acc))
+		w.acc, w.nacc = 0, 0
+	}
+	return append(w.buf, make([]byte, recordSlack)...)
+}
+
+// widthFor is the number of bits needed to store values 0..n-1 (at least 1).
+func widthFor(n int) uint {
+	if n <= 1 {
+		return 1
+	}
+	return uint(bits.Len64(uint64(n - 1)))
+}

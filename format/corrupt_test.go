@@ -1,0 +1,126 @@
+package format_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openAndVerify opens the bytes as a table and verifies it, returning the
+// first error. Lookups on whatever opens must not panic.
+func openAndVerify(t testing.TB, dir string, b []byte) error {
+	p := filepath.Join(dir, "x.lnpdb")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	db, err := format.Open(p)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, tn := range []uint64{2025550123, 2025550124, 2025553001, 3122001234, 6023001111, 6023017001, 9999999999} {
+		db.Get(tn, format.FieldAll) // must not panic; errors are fine
+	}
+	return db.Verify()
+}
+
+func miniTable(t testing.TB) []byte {
+	b, err := os.ReadFile(testdb.Build(t, mini))
+	require.NoError(t, err)
+	return b
+}
+
+func TestTruncatedFiles(t *testing.T) {
+	good := miniTable(t)
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 8, 63, 64, 100, 511, len(good) / 2, len(good) - 1} {
+		err := openAndVerify(t, dir, good[:n])
+		require.Error(t, err, "truncated to %d bytes", n)
+		assert.True(t, errors.Is(err, format.ErrCorrupt) || errors.Is(err, format.ErrFormat), "%d: %v", n, err)
+	}
+	require.Error(t, openAndVerify(t, dir, append(append([]byte{}, good...), 0)), "an extended file")
+}
+
+func TestWrongMagicAndVersion(t *testing.T) {
+	good := miniTable(t)
+	dir := t.TempDir()
+	b := append([]byte{}, good...)
+	copy(b, "SQLite f")
+	require.ErrorIs(t, openAndVerify(t, dir, b), format.ErrFormat)
+	b = append([]byte{}, good...)
+	b[8] = 2
+	err := openAndVerify(t, dir, b)
+	require.ErrorIs(t, err, format.ErrFormat)
+	assert.Contains(t, err.Error(), "version 2")
+}
+
+// TestFlippedBytes flips bytes all over a table — every byte of the header
+// and directory, every 61st byte, and random ones — and requires Open or
+// Verify to fail each time, naming a section.
+func TestFlippedBytes(t *testing.T) {
+	good := miniTable(t)
+	dir := t.TempDir()
+	offsets := map[int]bool{}
+	for i := range min(1024, len(good)) {
+		offsets[i] = true
+	}
+	step := 61
+	if testing.Short() || raceEnabled {
+		step = 997
+	}
+	for i := 0; i < len(good); i += step {
+		offsets[i] = true
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		offsets[r.IntN(len(good))] = true
+	}
+	b := append([]byte{}, good...)
+	for off := range offsets {
+		b[off] ^= 1 << r.IntN(8)
+		err := openAndVerify(t, dir, b)
+		b[off] = good[off]
+		require.Error(t, err, "flip at offset %d went unnoticed", off)
+		var ce *format.CorruptError
+		if !errors.As(err, &ce) {
+			require.ErrorIs(t, err, format.ErrFormat, "offset %d: %v", off, err)
+		}
+	}
+}
+
+// FuzzFlip flips one byte of a valid table anywhere: Open or Verify must
+// fail, and nothing may panic.
+func FuzzFlip(f *testing.F) {
+	good := miniTable(f)
+	f.Add(uint32(0), byte(1))
+	f.Add(uint32(70), byte(0x80))
+	f.Add(uint32(len(good)/2), byte(0xff))
+	f.Add(uint32(len(good)-1), byte(2))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, off uint32, x byte) {
+		if x == 0 {
+			return
+		}
+		b := append([]byte{}, good...)
+		b[int(off)%len(b)] ^= x
+		require.Error(t, openAndVerify(t, dir, b))
+	})
+}
+
+// FuzzOpen opens arbitrary bytes: an error is fine, a panic is not.
+func FuzzOpen(f *testing.F) {
+	good := miniTable(f)
+	f.Add(good)
+	f.Add(good[:64])
+	f.Add([]byte("LNPDB\r\n\x1a"))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		openAndVerify(t, dir, b)
+	})
+}

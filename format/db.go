@@ -1,0 +1,395 @@
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"golang.org/x/exp/mmap"
+)
+
+// DB is an open table. It is safe for concurrent use by any number of
+// goroutines, and Close may be called while lookups run: a lookup that started
+// before Close finishes on the mapping it started with, and the mapping is
+// released once no lookup uses it.
+type DB struct {
+	path string
+	snap atomic.Pointer[snapshot]
+}
+
+// snapshot is one mapped file with its decoded dictionaries. Lookups load the
+// DB's current snapshot once and read only from it, so a swap is atomic.
+type snapshot struct {
+	m    *mmap.ReaderAt
+	hdr  header
+	dir  map[string]dirEntry
+	meta meta
+
+	carriers    []Carrier
+	rateCenters []RateCenter
+	lrnNums     []uint64
+	lrns        []string // 11-digit forms of lrnNums
+	msgStrings  []string
+
+	blocks                            blockIndex
+	ported, messaging, cnam, trustSec numSection
+	names                             nameHeap
+}
+
+// Option configures Open.
+type Option func(*openConfig)
+
+type openConfig struct{ verify bool }
+
+// WithVerify makes Open check every section's checksum and structure (see
+// Verify) before it returns: a full read of the file, in exchange for the
+// certainty that no lookup will meet a damaged byte.
+func WithVerify() Option { return func(c *openConfig) { c.verify = true } }
+
+// Open maps the table file at path. It reads the header, the section
+// directory and the small dictionaries, and checks their checksums; its cost
+// does not grow with the number of numbers in the table. Damage in the large
+// sections is found by Verify (or WithVerify); lookups on a damaged file
+// return errors, never panic.
+func Open(path string, opts ...Option) (*DB, error) {
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := openSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.verify {
+		if err := s.verify(); err != nil {
+			s.m.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	db := &DB{path: path}
+	db.snap.Store(s)
+	return db, nil
+}
+
+func openSnapshot(path string) (*snapshot, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	m, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadSnapshot(m)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func loadSnapshot(m *mmap.ReaderAt) (*snapshot, error) {
+	size := int64(m.Len())
+	hb := make([]byte, min(size, headerSize))
+	if _, err := m.ReadAt(hb, 0); err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hb, size)
+	if err != nil {
+		return nil, err
+	}
+	ds := dirSize(int(h.sections))
+	if int64(headerSize+ds) > size {
+		return nil, corrupt("directory", "runs past the end of the file")
+	}
+	db := make([]byte, ds)
+	if _, err := m.ReadAt(db, headerSize); err != nil {
+		return nil, err
+	}
+	dir, err := decodeDir(db, int(h.sections), h.fileSize)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{m: m, hdr: h, dir: dir}
+	if err := s.loadDictionaries(); err != nil {
+		return nil, err
+	}
+	if err := loadBlocks(m, dir[secBlocks], &s.blocks); err != nil {
+		return nil, err
+	}
+	for _, ns := range []struct {
+		id  string
+		sec *numSection
+		n   int // payload fields
+	}{{secPorted, &s.ported, 3}, {secMessaging, &s.messaging, 5}, {secCNAM, &s.cnam, 1}, {secTrust, &s.trustSec, 4}} {
+		if err := loadNumSection(m, dir[ns.id], ns.sec); err != nil {
+			return nil, err
+		}
+		if got := ns.sec.fieldCount(); got != ns.n {
+			return nil, corrupt(ns.id, "%d record fields, want %d", got, ns.n)
+		}
+	}
+	if err := loadNameHeap(m, dir[secCNAMNames], &s.names); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *numSection) fieldCount() int {
+	n := 0
+	for n < maxFields && s.layout.widths[n] != 0 {
+		n++
+	}
+	return n
+}
+
+// section returns a section's stored bytes after checking its checksum, and
+// decompresses it when it is zstd-encoded.
+func (s *snapshot) section(id string) ([]byte, error) {
+	e := s.dir[id]
+	b := make([]byte, e.length)
+	if _, err := s.m.ReadAt(b, int64(e.offset)); err != nil {
+		return nil, corrupt(id, "%v", err)
+	}
+	if got := xxhash.Sum64(b); got != e.checksum {
+		return nil, corrupt(id, "checksum mismatch (stored %016x, computed %016x)", e.checksum, got)
+	}
+	if e.encoding == encZstd {
+		raw, err := decompress(b)
+		if err != nil {
+			return nil, corrupt(id, "zstd: %v", err)
+		}
+		return raw, nil
+	}
+	return b, nil
+}
+
+func (s *snapshot) loadDictionaries() error {
+	var err error
+	load := func(id string, decode func([]byte) error) {
+		if err != nil {
+			return
+		}
+		var b []byte
+		if b, err = s.section(id); err != nil {
+			return
+		}
+		if derr := decode(b); derr != nil {
+			err = corrupt(id, "%v", derr)
+		}
+	}
+	load(secMeta, func(b []byte) error { return json.Unmarshal(b, &s.meta) })
+	load(secCarriers, func(b []byte) (e error) { s.carriers, e = decodeCarriers(b); return })
+	load(secRateCenters, func(b []byte) (e error) { s.rateCenters, e = decodeRateCenters(b); return })
+	load(secLRNs, func(b []byte) (e error) { s.lrnNums, s.lrns, e = decodeLRNs(b); return })
+	load(secMsgStrings, func(b []byte) (e error) { s.msgStrings, e = decodeStrings(b); return })
+	return err
+}
+
+// Close releases the table. Lookups after Close return ErrClosed; lookups in
+// flight finish normally. Close is idempotent.
+func (db *DB) Close() error {
+	db.snap.Store(nil)
+	// The mapping is unmapped by the mmap package's finalizer once no
+	// in-flight lookup holds the snapshot: unmapping here could fault a
+	// reader that loaded the snapshot a moment ago.
+	return nil
+}
+
+// Path is the file the DB was opened from.
+func (db *DB) Path() string { return db.path }
+
+var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
+
+// Get reads everything the table holds for the 10-digit national number tn
+// (e.g. 2025550123): the block data always, and the per-number sections that
+// f selects, all from one snapshot. A number outside the NANP range reads as
+// unassigned. Get allocates nothing unless f includes FieldCNAM and the number
+// has a caller name. The only errors are ErrClosed and *CorruptError.
+func (db *DB) Get(tn uint64, f Fields) (Record, error) {
+	s := db.snap.Load()
+	if s == nil {
+		return Record{}, ErrClosed
+	}
+	var r Record
+	err := s.get(tn, f, &r)
+	return r, err
+}
+
+func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
+	r.Number = tn
+	if tn < 2000000000 || tn > 9999999999 {
+		return nil
+	}
+	if f&FieldPorted != 0 {
+		w, ok, err := s.ported.find(s.m, tn/10000000, tn%10000000)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := s.decodePorted(w, &r.Ported); err != nil {
+				return err
+			}
+		}
+	}
+	return s.getRest(tn, f, r)
+}
+
+// getRest reads the block data and the sections other than PORTED.
+func (s *snapshot) getRest(tn uint64, f Fields, r *Record) error {
+	if tn < 2000000000 || tn > 9999999999 {
+		return nil
+	}
+	npa, rem := tn/10000000, tn%10000000
+	var err error
+	if r.Block, err = s.block(npa, rem); err != nil {
+		return err
+	}
+	if f&FieldMessaging != 0 {
+		if err := s.getMessaging(npa, rem, &r.Messaging); err != nil {
+			return err
+		}
+	}
+	if f&FieldCNAM != 0 {
+		w, ok, err := s.cnam.find(s.m, npa, rem)
+		if err != nil {
+			return err
+		}
+		if ok {
+			name, err := s.names.name(s.m, s.cnam.field(w, 0))
+			if err != nil {
+				return err
+			}
+			r.CNAM = CNAM{OK: true, Name: name}
+		}
+	}
+	if f&FieldTrust != 0 {
+		w, ok, err := s.trustSec.find(s.m, npa, rem)
+		if err != nil {
+			return err
+		}
+		if ok {
+			st := s.trustSec.field(w, 0)
+			if st >= uint64(len(spamTypes)) {
+				return errCorruptRecord
+			}
+			r.Trust = Trust{
+				OK:            true,
+				SpamType:      spamTypes[st],
+				Complaints:    uint32(s.trustSec.field(w, 1)),
+				FirstReported: int64(s.trustSec.field(w, 2)),
+				LastReported:  int64(s.trustSec.field(w, 3)),
+			}
+		}
+	}
+	return nil
+}
+
+func (s *snapshot) decodePorted(w window, p *Ported) error {
+	li, ci := s.ported.field(w, 0), s.ported.field(w, 1)
+	if li >= uint64(len(s.lrns)) || ci >= uint64(len(s.carriers)) {
+		return errCorruptRecord
+	}
+	*p = Ported{OK: true, LRN: s.lrns[li], Carrier: &s.carriers[ci], ActivatedAt: int64(s.ported.field(w, 2))}
+	return nil
+}
+
+func (s *snapshot) getMessaging(npa, rem uint64, m *Messaging) error {
+	w, ok, err := s.messaging.find(s.m, npa, rem)
+	if err != nil || !ok {
+		return err
+	}
+	n := uint64(len(s.msgStrings))
+	pi, ci, cc, ri := s.messaging.field(w, 0), s.messaging.field(w, 2), s.messaging.field(w, 3), s.messaging.field(w, 4)
+	if pi >= n || ci >= n || cc >= n || ri >= n {
+		return errCorruptRecord
+	}
+	*m = Messaging{
+		OK:          true,
+		Provider:    s.msgStrings[pi],
+		Enabled:     s.messaging.field(w, 1) == 1,
+		Country:     s.msgStrings[ci],
+		CountryCode: s.msgStrings[cc],
+		ReferenceID: s.msgStrings[ri],
+	}
+	return nil
+}
+
+// Info describes an open table.
+type Info struct {
+	Path     string
+	Version  int
+	Size     int64
+	BuiltAt  time.Time
+	Counts   Counts
+	Sections []SectionInfo
+}
+
+// Counts are the table's row counts by kind.
+type Counts struct {
+	Carriers        int `json:"carriers"`
+	RateCenters     int `json:"rate_centers"`
+	LRNs            int `json:"lrns"`
+	Codes           int `json:"codes"`
+	ThousandsBlocks int `json:"thousands_blocks"`
+	Ported          int `json:"ported"`
+	Messaging       int `json:"messaging"`
+	CNAM            int `json:"cnam"`
+	Trust           int `json:"trust"`
+}
+
+// SectionInfo describes one section of the file.
+type SectionInfo struct {
+	ID       string
+	Encoding string // "raw" or "zstd"
+	Offset   uint64
+	Length   uint64
+	Checksum uint64
+}
+
+// meta is the META section: what the builder knew that the other sections
+// do not say.
+type meta struct {
+	Codes           int `json:"codes"`
+	ThousandsBlocks int `json:"thousands_blocks"`
+}
+
+// Info returns the table's description; the zero Info after Close.
+func (db *DB) Info() Info {
+	s := db.snap.Load()
+	if s == nil {
+		return Info{Path: db.path}
+	}
+	info := Info{
+		Path:    db.path,
+		Version: version,
+		Size:    int64(s.hdr.fileSize),
+		BuiltAt: time.Unix(s.hdr.builtAt, 0).UTC(),
+		Counts: Counts{
+			Carriers:        len(s.carriers),
+			RateCenters:     len(s.rateCenters),
+			LRNs:            len(s.lrns),
+			Codes:           s.meta.Codes,
+			ThousandsBlocks: s.meta.ThousandsBlocks,
+			Ported:          int(s.ported.keys),
+			Messaging:       int(s.messaging.keys),
+			CNAM:            int(s.cnam.keys),
+			Trust:           int(s.trustSec.keys),
+		},
+	}
+	for _, id := range sectionOrder {
+		e := s.dir[id]
+		enc := "raw"
+		if e.encoding == encZstd {
+			enc = "zstd"
+		}
+		info.Sections = append(info.Sections, SectionInfo{ID: id, Encoding: enc, Offset: e.offset, Length: e.length, Checksum: e.checksum})
+	}
+	return info
+}

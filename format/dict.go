@@ -1,0 +1,232 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Dictionaries are small lists of strings and numbers that records refer to
+// by index. On disk each is a sequence of uvarint-length-prefixed strings (and
+// uvarints for numbers), zstd-compressed; Open decodes them into Go values
+// once, so a lookup returns their strings without allocating.
+
+type enc struct{ b []byte }
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+var errShort = errors.New("truncated")
+
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errShort
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *dec) bool() bool {
+	if d.err != nil {
+		return false
+	}
+	if len(d.b) == 0 {
+		d.err = errShort
+		return false
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	if v > 1 {
+		d.err = errors.New("bad boolean")
+	}
+	return v == 1
+}
+
+// count reads a list length and checks it against what the remaining bytes
+// could possibly hold (each element takes at least min bytes), so that a
+// corrupt length cannot make the decoder allocate gigabytes.
+func (d *dec) count(min int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)/min) {
+		d.err = errors.New("list length exceeds section size")
+		return 0
+	}
+	return int(n)
+}
+
+// maxDecoded caps what a compressed section may expand to; dictionaries are
+// small, and the cap keeps a corrupt or hostile file from exhausting memory.
+const maxDecoded = 1 << 30
+
+var (
+	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression))
+		if err != nil {
+			panic(err) // only bad options fail
+		}
+		return e
+	})
+	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderConcurrency(0))
+		if err != nil {
+			panic(err)
+		}
+		return d
+	})
+)
+
+func compress(b []byte) []byte { return zstdEncoder().EncodeAll(b, nil) }
+
+func decompress(b []byte) ([]byte, error) { return zstdDecoder().DecodeAll(b, nil) }
+
+func encodeCarriers(cs []Carrier) []byte {
+	var e enc
+	e.uvarint(uint64(len(cs)))
+	for _, c := range cs {
+		e.str(c.OCN)
+		e.str(c.Name)
+		e.str(c.Type)
+		e.str(c.MessagingProvider)
+		e.bool(c.MessagingEnabled)
+	}
+	return e.b
+}
+
+func decodeCarriers(b []byte) ([]Carrier, error) {
+	d := dec{b: b}
+	out := make([]Carrier, d.count(5))
+	for i := range out {
+		out[i] = Carrier{OCN: d.str(), Name: d.str(), Type: d.str(), MessagingProvider: d.str(), MessagingEnabled: d.bool()}
+	}
+	return out, d.end()
+}
+
+func encodeRateCenters(rs []RateCenter) []byte {
+	var e enc
+	e.uvarint(uint64(len(rs)))
+	for _, r := range rs {
+		for _, s := range [...]string{r.State, r.Name, r.LATA, r.City, r.County, r.ZIP, r.TimeZone, r.UTCOffset} {
+			e.str(s)
+		}
+	}
+	return e.b
+}
+
+func decodeRateCenters(b []byte) ([]RateCenter, error) {
+	d := dec{b: b}
+	out := make([]RateCenter, d.count(8))
+	for i := range out {
+		out[i] = RateCenter{State: d.str(), Name: d.str(), LATA: d.str(), City: d.str(), County: d.str(), ZIP: d.str(), TimeZone: d.str(), UTCOffset: d.str()}
+	}
+	return out, d.end()
+}
+
+func encodeStrings(ss []string) []byte {
+	var e enc
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+	return e.b
+}
+
+func decodeStrings(b []byte) ([]string, error) {
+	d := dec{b: b}
+	out := make([]string, d.count(1))
+	for i := range out {
+		out[i] = d.str()
+	}
+	return out, d.end()
+}
+
+// encodeLRNs stores sorted 10-digit LRNs as deltas.
+func encodeLRNs(lrns []uint64) []byte {
+	var e enc
+	e.uvarint(uint64(len(lrns)))
+	var prev uint64
+	for _, v := range lrns {
+		e.uvarint(v - prev)
+		prev = v
+	}
+	return e.b
+}
+
+// decodeLRNs returns the LRNs as 11-digit canonical strings, the form every
+// answer carries.
+func decodeLRNs(b []byte) ([]uint64, []string, error) {
+	d := dec{b: b}
+	n := d.count(1)
+	nums := make([]uint64, n)
+	strs := make([]string, n)
+	var v uint64
+	for i := range nums {
+		delta := d.uvarint()
+		if d.err != nil {
+			break
+		}
+		if i > 0 && delta == 0 {
+			return nil, nil, errors.New("LRNs not strictly increasing")
+		}
+		v += delta
+		if v < 2000000000 || v > 9999999999 {
+			return nil, nil, errors.New("LRN out of range")
+		}
+		nums[i] = v
+		strs[i] = canonical(v)
+	}
+	return nums, strs, d.end()
+}
+
+func (d *dec) end() error {
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.b) != 0 {
+		return errors.New("trailing bytes")
+	}
+	return nil
+}
+
+// canonical renders a 10-digit national number as its 11-digit form.
+func canonical(n uint64) string {
+	var b [11]byte
+	b[0] = '1'
+	for i := 10; i >= 1; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[:])
+}

@@ -1,0 +1,172 @@
+package format
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Byte layout constants; the package documentation describes them in prose.
+const (
+	magic         = "LNPDB\r\n\x1a"
+	version       = 1
+	headerSize    = 64
+	dirEntrySize  = 40
+	maxSections   = 64
+	recordSlack   = 17 // zero bytes after each record array: a 17-byte read never runs off
+	keyBits       = 24 // NXX*10000+line < 10^7 < 2^24
+	partitions    = 1000
+	partEntrySize = 24
+	numHeaderSize = 32
+
+	encRaw  = 0
+	encZstd = 1
+)
+
+// Section ids: eight ASCII bytes, NUL-padded.
+const (
+	secMeta        = "META"
+	secCarriers    = "CARRIERS"
+	secRateCenters = "RATECTRS"
+	secLRNs        = "LRNS"
+	secMsgStrings  = "MSGSTRS"
+	secBlocks      = "BLOCKS"
+	secPorted      = "PORTED"
+	secMessaging   = "MSGRECS"
+	secCNAM        = "CNAM"
+	secCNAMNames   = "CNAMNAME"
+	secTrust       = "TRUST"
+)
+
+// sectionOrder is the order sections are written in; every one is present in
+// every file (possibly empty), so a reader can rely on all of them.
+var sectionOrder = []string{
+	secMeta, secCarriers, secRateCenters, secLRNs, secMsgStrings,
+	secBlocks, secPorted, secMessaging, secCNAM, secTrust, secCNAMNames,
+}
+
+type header struct {
+	sections uint32
+	fileSize uint64
+	builtAt  int64
+}
+
+func (h header) encode() []byte {
+	b := make([]byte, headerSize)
+	copy(b, magic)
+	binary.LittleEndian.PutUint16(b[8:], version)
+	binary.LittleEndian.PutUint16(b[10:], 0)
+	binary.LittleEndian.PutUint32(b[12:], h.sections)
+	binary.LittleEndian.PutUint64(b[16:], headerSize)
+	binary.LittleEndian.PutUint64(b[24:], h.fileSize)
+	binary.LittleEndian.PutUint64(b[32:], uint64(h.builtAt))
+	binary.LittleEndian.PutUint64(b[56:], xxhash.Sum64(b[:56]))
+	return b
+}
+
+func decodeHeader(b []byte, size int64) (header, error) {
+	var h header
+	if len(b) < headerSize {
+		return h, corrupt("header", "file is %d bytes, shorter than the %d-byte header", len(b), headerSize)
+	}
+	if string(b[:8]) != magic {
+		return h, fmt.Errorf("%w: not an lnpdb table (bad magic %q)", ErrFormat, b[:8])
+	}
+	if v := binary.LittleEndian.Uint16(b[8:]); v != version {
+		return h, fmt.Errorf("%w: file format version %d, this reader knows version %d", ErrFormat, v, version)
+	}
+	if got, want := xxhash.Sum64(b[:56]), binary.LittleEndian.Uint64(b[56:]); got != want {
+		return h, corrupt("header", "checksum mismatch (stored %016x, computed %016x)", want, got)
+	}
+	if f := binary.LittleEndian.Uint16(b[10:]); f != 0 {
+		return h, corrupt("header", "unknown flags %#x", f)
+	}
+	h.sections = binary.LittleEndian.Uint32(b[12:])
+	if d := binary.LittleEndian.Uint64(b[16:]); d != headerSize {
+		return h, corrupt("header", "directory offset %d, want %d", d, headerSize)
+	}
+	h.fileSize = binary.LittleEndian.Uint64(b[24:])
+	h.builtAt = int64(binary.LittleEndian.Uint64(b[32:]))
+	if h.fileSize != uint64(size) {
+		return h, corrupt("header", "file is %d bytes but the header says %d (truncated or extended)", size, h.fileSize)
+	}
+	if h.sections == 0 || h.sections > maxSections {
+		return h, corrupt("header", "section count %d out of range", h.sections)
+	}
+	return h, nil
+}
+
+// dirEntry locates one section.
+type dirEntry struct {
+	id       string
+	encoding uint32
+	offset   uint64
+	length   uint64
+	checksum uint64
+}
+
+func dirSize(n int) int { return n*dirEntrySize + 8 }
+
+func encodeDir(entries []dirEntry) []byte {
+	b := make([]byte, dirSize(len(entries)))
+	for i, e := range entries {
+		p := b[i*dirEntrySize:]
+		copy(p[:8], e.id)
+		binary.LittleEndian.PutUint32(p[8:], e.encoding)
+		binary.LittleEndian.PutUint64(p[16:], e.offset)
+		binary.LittleEndian.PutUint64(p[24:], e.length)
+		binary.LittleEndian.PutUint64(p[32:], e.checksum)
+	}
+	n := len(entries) * dirEntrySize
+	binary.LittleEndian.PutUint64(b[n:], xxhash.Sum64(b[:n]))
+	return b
+}
+
+func decodeDir(b []byte, n int, fileSize uint64) (map[string]dirEntry, error) {
+	if len(b) < dirSize(n) {
+		return nil, corrupt("directory", "truncated")
+	}
+	body := b[:n*dirEntrySize]
+	if got, want := xxhash.Sum64(body), binary.LittleEndian.Uint64(b[len(body):]); got != want {
+		return nil, corrupt("directory", "checksum mismatch (stored %016x, computed %016x)", want, got)
+	}
+	out := make(map[string]dirEntry, n)
+	end := uint64(headerSize + dirSize(n))
+	for i := range n {
+		p := body[i*dirEntrySize:]
+		id := string(trimNUL(p[:8]))
+		e := dirEntry{
+			id:       id,
+			encoding: binary.LittleEndian.Uint32(p[8:]),
+			offset:   binary.LittleEndian.Uint64(p[16:]),
+			length:   binary.LittleEndian.Uint64(p[24:]),
+			checksum: binary.LittleEndian.Uint64(p[32:]),
+		}
+		if e.encoding != encRaw && e.encoding != encZstd {
+			return nil, corrupt(id, "unknown encoding %d", e.encoding)
+		}
+		if e.offset < end || e.offset > fileSize || e.length > fileSize-e.offset {
+			return nil, corrupt(id, "extent [%d, +%d) outside the file's %d bytes", e.offset, e.length, fileSize)
+		}
+		if _, dup := out[id]; dup {
+			return nil, corrupt(id, "section listed twice")
+		}
+		out[id] = e
+	}
+	for _, id := range sectionOrder {
+		if _, ok := out[id]; !ok {
+			return nil, corrupt(id, "required section missing")
+		}
+	}
+	return out, nil
+}
+
+func trimNUL(b []byte) []byte {
+	for i, c := range b {
+		if c == 0 {
+			return b[:i]
+		}
+	}
+	return b
+}

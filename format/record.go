@@ -1,0 +1,102 @@
+package format
+
+// Carrier is one row of carriers.csv: a service provider, keyed by its OCN
+// (which is also its NPAC SPID).
+type Carrier struct {
+	OCN  string // 4 characters
+	Name string
+	// Type is the category code from the source, e.g. WIRELESS, ILEC, CLEC, VOIP.
+	Type string
+	// MessagingProvider and MessagingEnabled are the carrier's default for
+	// its numbers' messaging; MessagingProvider is "" when it has none.
+	MessagingProvider string
+	MessagingEnabled  bool
+}
+
+// RateCenter is one row of ratecenters.csv.
+type RateCenter struct {
+	State, Name, LATA, City, County, ZIP string
+	// TimeZone is the IANA zone name, e.g. America/Chicago.
+	TimeZone string
+	// UTCOffset is the zone's standard-time offset as sign and four digits,
+	// e.g. -0600 (no daylight saving shift).
+	UTCOffset string
+}
+
+// Block is what the block data says of a number: its NPA-NXX code row and,
+// where one exists, its thousands-block (NPA-NXX-X) row, resolved to the most
+// specific row.
+type Block struct {
+	// Assigned is false for a vacant code: every other field is then zero.
+	Assigned bool
+	// Thousands is true when the fields come from a thousands-block row.
+	Thousands bool
+	// Carrier is the OCN holder of the most specific row.
+	Carrier *Carrier
+	// RateCenter is the most specific row's rate center.
+	RateCenter *RateCenter
+	// LRN is the most specific row's block LRN (11 digits), "" when that
+	// row has none; ActivatedAt is its activation, unix seconds, 0 if unknown.
+	LRN         string
+	ActivatedAt int64
+}
+
+// Ported is a ported number's NPAC subscription version.
+type Ported struct {
+	OK          bool     // false: the number has no ported record
+	LRN         string   // 11 digits
+	Carrier     *Carrier // the new current SPID
+	ActivatedAt int64    // unix seconds, 0 if unknown
+}
+
+// Messaging is a per-number messaging record.
+type Messaging struct {
+	OK                   bool
+	Provider             string
+	Enabled              bool
+	Country, CountryCode string
+	ReferenceID          string
+}
+
+// CNAM is a per-number caller name record.
+type CNAM struct {
+	OK   bool
+	Name string // at most 15 characters
+}
+
+// Trust is a per-number complaint record.
+type Trust struct {
+	OK bool
+	// SpamType is NONE, SPAM, SCAM, ROBOCALL or TELEMARKETER.
+	SpamType                    string
+	Complaints                  uint32
+	FirstReported, LastReported int64 // unix seconds, 0 if none
+}
+
+// Fields selects what Get reads besides the block data, which it always
+// reads. Reading less is faster: each per-number section costs a hash and
+// one or two memory accesses.
+type Fields uint8
+
+// The per-number sections.
+const (
+	FieldPorted Fields = 1 << iota
+	FieldMessaging
+	FieldCNAM
+	FieldTrust
+
+	FieldAll = FieldPorted | FieldMessaging | FieldCNAM | FieldTrust
+)
+
+// Record is everything a table holds for one number, read from one snapshot:
+// a concurrent update or reload never shows a lookup half of one state and
+// half of another.
+type Record struct {
+	// Number is the 10-digit national number, e.g. 2025550123.
+	Number    uint64
+	Block     Block
+	Ported    Ported
+	Messaging Messaging
+	CNAM      CNAM
+	Trust     Trust
+}

@@ -1,0 +1,190 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/lnpdb/lnpdb/internal/mphf"
+)
+
+// Verify reads the whole file and checks every section's checksum and every
+// record's structure: each perfect hash maps its keys onto its records one to
+// one, and each record points inside its dictionaries. It returns a
+// *CorruptError naming the first damaged section, or ErrClosed.
+func (db *DB) Verify() error {
+	s := db.snap.Load()
+	if s == nil {
+		return ErrClosed
+	}
+	return s.verify()
+}
+
+func (s *snapshot) verify() error {
+	if err := s.verifyTiling(); err != nil {
+		return err
+	}
+	for _, id := range sectionOrder {
+		e := s.dir[id]
+		h := xxhash.New()
+		if _, err := io.Copy(h, io.NewSectionReader(s.m, int64(e.offset), int64(e.length))); err != nil {
+			return corrupt(id, "reading: %v", err)
+		}
+		if got := h.Sum64(); got != e.checksum {
+			return corrupt(id, "checksum mismatch (stored %016x, computed %016x)", e.checksum, got)
+		}
+	}
+	if err := s.verifyBlocks(); err != nil {
+		return err
+	}
+	checks := []struct {
+		sec   *numSection
+		check func(w window) bool
+	}{
+		{&s.ported, func(w window) bool {
+			return s.ported.field(w, 0) < uint64(len(s.lrns)) && s.ported.field(w, 1) < uint64(len(s.carriers))
+		}},
+		{&s.messaging, func(w window) bool {
+			n := uint64(len(s.msgStrings))
+			return s.messaging.field(w, 0) < n && s.messaging.field(w, 2) < n && s.messaging.field(w, 3) < n && s.messaging.field(w, 4) < n
+		}},
+		{&s.cnam, func(w window) bool { return s.cnam.field(w, 0) < s.names.names }},
+		{&s.trustSec, func(w window) bool { return s.trustSec.field(w, 0) < uint64(len(spamTypes)) }},
+	}
+	for _, c := range checks {
+		if err := s.verifyNumSection(c.sec, c.check); err != nil {
+			return err
+		}
+	}
+	return s.verifyNames()
+}
+
+// verifyTiling checks that the sections follow the directory in order and
+// that the only bytes outside them are alignment padding of zeros, so that
+// every byte of the file is covered by some check.
+func (s *snapshot) verifyTiling() error {
+	pos := uint64(headerSize + dirSize(len(sectionOrder)))
+	if int(s.hdr.sections) != len(sectionOrder) {
+		return corrupt("directory", "%d sections, want %d", s.hdr.sections, len(sectionOrder))
+	}
+	for _, id := range sectionOrder {
+		e := s.dir[id]
+		if e.offset < pos || e.offset-pos >= 8 {
+			return corrupt(id, "starts at %d, want the first 8-byte boundary after %d", e.offset, pos)
+		}
+		if err := s.zeros(pos, e.offset); err != nil {
+			return corrupt(id, "padding before the section is not zero")
+		}
+		pos = e.offset + e.length
+	}
+	if pos != s.hdr.fileSize {
+		return corrupt("directory", "sections end at %d, file at %d", pos, s.hdr.fileSize)
+	}
+	return nil
+}
+
+func (s *snapshot) zeros(from, to uint64) error {
+	var b [8]byte
+	if _, err := s.m.ReadAt(b[:to-from], int64(from)); err != nil {
+		return err
+	}
+	for _, c := range b[:to-from] {
+		if c != 0 {
+			return errors.New("nonzero")
+		}
+	}
+	return nil
+}
+
+func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) error {
+	for npa := range partitions {
+		pt := &sec.parts[npa]
+		if pt.p.N == 0 {
+			continue
+		}
+		hb := make([]byte, pt.p.Size())
+		if _, err := s.m.ReadAt(hb, pt.pilots-int64(pt.p.PilotsOffset())); err != nil {
+			return corrupt(sec.id, "NPA %03d: %v", npa, err)
+		}
+		t, err := mphf.Decode(hb)
+		if err != nil {
+			return corrupt(sec.id, "NPA %03d: %v", npa, err)
+		}
+		for slot := range pt.p.N {
+			bit := slot * uint64(sec.layout.width)
+			var buf [17]byte
+			if _, err := s.m.ReadAt(buf[:], pt.recs+int64(bit/8)); err != nil {
+				return corrupt(sec.id, "NPA %03d record %d: %v", npa, slot, err)
+			}
+			w := loadWindow(&buf, uint(bit%8))
+			rem := w.field(0, keyBits)
+			if rem >= 10000000 || t.Lookup(rem) != slot {
+				return corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
+			}
+			if !check(w) {
+				return corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *snapshot) verifyBlocks() error {
+	e := s.dir[secBlocks]
+	b := make([]byte, e.length)
+	if _, err := s.m.ReadAt(b, int64(e.offset)); err != nil {
+		return corrupt(secBlocks, "%v", err)
+	}
+	row := func(p []byte) error {
+		c, rc, lrn := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])
+		if c == 0 {
+			if rc != 0 || lrn != 0 || binary.LittleEndian.Uint32(p[12:]) != 0 {
+				return fmt.Errorf("an empty row has data")
+			}
+			return nil
+		}
+		if int(c) > len(s.carriers) || int(rc) >= len(s.rateCenters) || int(lrn) > len(s.lrns) {
+			return fmt.Errorf("a field points outside its dictionary")
+		}
+		return nil
+	}
+	body := b[blocksHeader:]
+	tables := int(s.blocks.thou-s.blocks.tables) / codeTableSize
+	for i := range tables * 1000 {
+		p := body[i*codeEntrySize:]
+		if err := row(p); err != nil {
+			return corrupt(secBlocks, "code entry %d: %v", i, err)
+		}
+		if g := binary.LittleEndian.Uint32(p[16:]); g > s.blocks.nthou {
+			return corrupt(secBlocks, "code entry %d: thousands group %d out of range", i, g)
+		}
+	}
+	thou := body[tables*codeTableSize:]
+	for i := range int(s.blocks.nthou) * 10 {
+		if err := row(thou[i*thouEntrySize:]); err != nil {
+			return corrupt(secBlocks, "thousands entry %d: %v", i, err)
+		}
+	}
+	return nil
+}
+
+func (s *snapshot) verifyNames() error {
+	h := &s.names
+	for c := range h.chunks {
+		raw, err := h.frame(s.m, c)
+		if err != nil {
+			return corrupt(secCNAMNames, "chunk %d: unreadable", c)
+		}
+		want := min(h.perChunk, h.names-c*h.perChunk)
+		if n, ok := countNames(raw); !ok || uint64(n) != want {
+			return corrupt(secCNAMNames, "chunk %d: %d well-formed names, want %d", c, n, want)
+		}
+	}
+	end := make([]byte, 8)
+	if _, err := s.m.ReadAt(end, h.offsets+int64(h.chunks)*8); err != nil || binary.LittleEndian.Uint64(end) != h.dataLen {
+		return corrupt(secCNAMNames, "frames do not fill the section")
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package mphf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var benchSizes = []int{1_000_000, 10_000_000}
+
+var (
+	benchMu     sync.Mutex
+	benchKeys   = map[int][]uint64{}
+	benchTables = map[int]*Table{}
+)
+
+// benchSet returns n random distinct keys below 10^10 (phone-number-like).
+func benchSet(n int) []uint64 {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if keys, ok := benchKeys[n]; ok {
+		return keys
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 17))
+	seen := make(map[uint64]struct{}, n)
+	keys := make([]uint64, 0, n)
+	for len(keys) < n {
+		k := r.Uint64N(10_000_000_000)
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			keys = append(keys, k)
+		}
+	}
+	benchKeys[n] = keys
+	return keys
+}
+
+func benchTable(b *testing.B, n int) *Table {
+	keys := benchSet(n)
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if t, ok := benchTables[n]; ok {
+		return t
+	}
+	t, err := Build(keys, 0)
+	require.NoError(b, err)
+	benchTables[n] = t
+	return t
+}
+
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			keys := benchSet(n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			var t *Table
+			for b.Loop() {
+				var err error
+				t, err = Build(keys, 0)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds(), "keys/s")
+			b.ReportMetric(8*float64(t.Size())/float64(t.N), "bits/key")
+		})
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			t := benchTable(b, n)
+			keys := benchSet(n)
+			// Query in an order unrelated to the table layout.
+			q := make([]uint64, 1<<20)
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range q {
+				q[i] = keys[r.IntN(len(keys))]
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var sum uint64
+			i := 0
+			for b.Loop() {
+				sum += t.Lookup(q[i&(len(q)-1)])
+				i++
+			}
+			if sum == 1 {
+				b.Log(sum)
+			}
+		})
+	}
+}
+
+func BenchmarkLookupBytes(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			t := benchTable(b, n)
+			enc := t.AppendBinary(nil)
+			p, err := Validate(enc)
+			require.NoError(b, err)
+			keys := benchSet(n)
+			q := make([]uint64, 1<<20)
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range q {
+				q[i] = keys[r.IntN(len(keys))]
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var sum uint64
+			i := 0
+			for b.Loop() {
+				sum += p.LookupBytes(enc, q[i&(len(q)-1)])
+				i++
+			}
+			if sum == 1 {
+				b.Log(sum)
+			}
+		})
+	}
+}

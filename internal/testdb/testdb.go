@@ -1,0 +1,46 @@
+// Package testdb builds tables for tests: the embedded sample, or any source
+// directory, into the test's temporary directory.
+package testdb
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+)
+
+// BuiltAt is the build time recorded in test tables, so that their bytes do
+// not depend on the clock.
+var BuiltAt = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// Build builds src into a table in t's temporary directory and returns its
+// path.
+func Build(t testing.TB, src fs.FS) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.lnpdb")
+	if _, err := format.Build(context.Background(), src, path, format.BuildOptions{BuiltAt: BuiltAt}); err != nil {
+		t.Fatalf("building test table: %v", err)
+	}
+	return path
+}
+
+// Open builds src and opens it; the DB is closed when the test ends.
+func Open(t testing.TB, src fs.FS) *format.DB {
+	t.Helper()
+	db, err := format.Open(Build(t, src))
+	if err != nil {
+		t.Fatalf("opening test table: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Sample builds and opens the embedded sample (testdata/sample).
+func Sample(t testing.TB) *format.DB {
+	t.Helper()
+	return Open(t, lnpdb.Sample())
+}
