@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"text/tabwriter"
+	"time"
+	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
+
+	"github.com/lnpdb/lnpdb/format"
+)
+
+func init() {
+	register(command{name: "build", summary: "build a table from a source directory", run: runBuild})
+	register(command{name: "inspect", summary: "describe a table: sections, counts, sizes, checksums", run: runInspect})
+	register(command{name: "verify", summary: "check every checksum and record of a table (exit 1 if damaged)", run: runVerify})
+}
+
+func runBuild(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "build", "SRC_DIR")
+	out := fs.String("o", "us.lnpdb", "output table `file`")
+	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
+	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: want exactly one SRC_DIR", errUsage)
+	}
+	src := fs.Arg(0)
+	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		return fmt.Errorf("source directory %s: not a directory", src)
+	}
+	rep, err := format.Build(ctx, os.DirFS(src), *out, format.BuildOptions{
+		SkipBadRows:  *skip,
+		PortedFormat: *portedFormat,
+		Progress:     e.stderr,
+	})
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "wrote\t%s\n", *out)
+	for _, f := range []string{"carriers.csv", "ratecenters.csv", "blocks.csv", "ported.csv", "ported.npac", "messaging.csv", "cnam.csv", "trust.csv"} {
+		if n, ok := rep.Rows[f]; ok {
+			fmt.Fprintf(w, "%s\t%d rows\n", f, n)
+		}
+	}
+	fmt.Fprintf(w, "skipped\t%d rows\n", rep.Skipped)
+	for _, s := range rep.SkippedSample {
+		fmt.Fprintf(w, "  \t%s\n", s)
+	}
+	fmt.Fprintf(w, "ported numbers\t%d\n", rep.Counts.Ported)
+	fmt.Fprintf(w, "file size\t%d bytes (%s)\n", rep.FileSize, humanBytes(rep.FileSize))
+	if rep.Counts.Ported > 0 {
+		fmt.Fprintf(w, "per ported number\t%.2f bytes\n", rep.BytesPerPorted())
+	}
+	fmt.Fprintf(w, "time\t%s\n", rep.Duration.Round(time.Millisecond))
+	if rss := peakRSS(); rss > 0 {
+		fmt.Fprintf(w, "peak RSS\t%s\n", humanBytes(rss))
+	}
+	return w.Flush()
+}
+
+// peakRSS is the process's peak resident set size in bytes, 0 if unknown.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return ru.Maxrss
+	}
+	return ru.Maxrss * 1024
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func openArg(e *env, name string, args []string) (*format.DB, error) {
+	fs := newFlags(e, name, "FILE")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return nil, fmt.Errorf("%w: want exactly one FILE", errUsage)
+	}
+	return format.Open(fs.Arg(0))
+}
+
+func runInspect(ctx context.Context, e *env, args []string) error {
+	db, err := openArg(e, "inspect", args)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	info := db.Info()
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "file\t%s\n", info.Path)
+	fmt.Fprintf(w, "format version\t%d\n", info.Version)
+	fmt.Fprintf(w, "size\t%d bytes (%s)\n", info.Size, humanBytes(info.Size))
+	fmt.Fprintf(w, "built\t%s\n", info.BuiltAt.Format(time.RFC3339))
+	c := info.Counts
+	fmt.Fprintf(w, "counts\tcarriers %d, rate centers %d, LRNs %d, codes %d, thousands-blocks %d\n", c.Carriers, c.RateCenters, c.LRNs, c.Codes, c.ThousandsBlocks)
+	fmt.Fprintf(w, "\tported %d, messaging %d, CNAM %d, trust %d\n", c.Ported, c.Messaging, c.CNAM, c.Trust)
+	if c.Ported > 0 {
+		fmt.Fprintf(w, "per ported number\t%.2f bytes\n", float64(info.Size)/float64(c.Ported))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "SECTION\tENCODING\tOFFSET\tLENGTH\tXXHASH64")
+	for _, s := range info.Sections {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%016x\n", s.ID, s.Encoding, s.Offset, s.Length, s.Checksum)
+	}
+	return w.Flush()
+}
+
+func runVerify(ctx context.Context, e *env, args []string) error {
+	db, err := openArg(e, "verify", args)
+	if err != nil {
+		if errors.Is(err, format.ErrCorrupt) || errors.Is(err, format.ErrFormat) {
+			return &exitError{code: 1, err: err}
+		}
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	if err := db.Verify(); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	info := db.Info()
+	fmt.Fprintf(e.stdout, "%s: ok (%d sections, %s, %d ported numbers, verified in %s)\n",
+		info.Path, len(info.Sections), humanBytes(info.Size), info.Counts.Ported, time.Since(start).Round(time.Millisecond))
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCmd runs the binary's commands in-process.
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestBuildInspectVerify(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "s.lnpdb")
+	code, out, errs := runCmd(t, "build", "-o", table, "../../testdata/sample")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "carriers.csv")
+	assert.Contains(t, out, "per ported number")
+	assert.Empty(t, errs, "no progress output when stderr is not a terminal")
+
+	code, out, errs = runCmd(t, "inspect", table)
+	require.Equal(t, 0, code, errs)
+	for _, s := range []string{"PORTED", "BLOCKS", "CNAMNAME", "zstd", "format version"} {
+		assert.Contains(t, out, s)
+	}
+
+	code, out, errs = runCmd(t, "verify", table)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, ": ok")
+
+	b, err := os.ReadFile(table)
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0x40
+	bad := filepath.Join(dir, "bad.lnpdb")
+	require.NoError(t, os.WriteFile(bad, b, 0o644))
+	code, _, errs = runCmd(t, "verify", bad)
+	assert.Equal(t, 1, code, "verify exits 1 on corruption")
+	assert.Contains(t, errs, "corrupt")
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCmd(t, "build", "-o", filepath.Join(dir, "x"))
+	assert.Equal(t, 2, code, "usage error")
+	assert.Contains(t, errs, "SRC_DIR")
+	code, _, errs = runCmd(t, "build", "-o", filepath.Join(dir, "x"), filepath.Join(dir, "nope"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "not a directory")
+	src := filepath.Join(dir, "src")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	code, _, errs = runCmd(t, "build", "-o", filepath.Join(dir, "x"), src)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "carriers.csv is missing")
+	code, _, _ = runCmd(t, "nosuch")
+	assert.Equal(t, 2, code)
+	code, _, _ = runCmd(t)
+	assert.Equal(t, 2, code)
+}
