@@ -145,9 +145,6 @@ func (c *csvReader) get(i int) string {
 	return strings.TrimSpace(c.rec[j])
 }
 
-// has reports whether the file has known column i.
-func (c *csvReader) has(i int) bool { return c.idx[i] >= 0 }
-
 // readCSV is the loop every CSV reader shares: parse each row into one
 // reused T with parse, hand it to fn.
 func readCSV[T any](r io.Reader, file string, opt Options, cols []column,

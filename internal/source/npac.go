@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
@@ -33,7 +32,7 @@ func ReadPortedNPAC(r io.Reader, file string, opt Options, fn func(*Ported) erro
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, bufSize), maxNPACLine)
 	sc.Split(scanLines)
-	codes := map[string]string{} // SPID as written → upper-cased, shared
+	var codes codeTable
 	var v Ported
 	line := 0
 	fail := func(col, reason string, cause error) error {
@@ -91,19 +90,13 @@ func ReadPortedNPAC(r io.Reader, file string, opt Options, fn func(*Ported) erro
 			}
 			continue
 		}
-		spid, ok := codes[string(f[3])]
-		if !ok {
-			if !isCode(f[3]) {
-				if err := fail("spid", emptyOr(f[3], "not 4 letters and digits: "+quote(string(f[3]))), nil); err != nil {
-					return err
-				}
-				continue
+		if !isCode(f[3]) {
+			if err := fail("spid", emptyOr(f[3], "not 4 letters and digits: "+quote(string(f[3]))), nil); err != nil {
+				return err
 			}
-			spid = strings.ToUpper(string(f[3]))
-			if len(codes) < maxInterned {
-				codes[string(f[3])] = spid
-			}
+			continue
 		}
+		spid := codes.getBytes(f[3])
 		v.SPID = spid
 		if v.ActivatedAt, err = parseTime(f[4]); err != nil {
 			if err := fail("activated_at", fmt.Sprintf("%v: %s", err, quote(string(f[4]))), err); err != nil {

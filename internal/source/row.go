@@ -13,8 +13,10 @@ type rowParser struct {
 	c    *csvReader
 	cols []column
 	// interned holds, per column, the strings already handed out, so that
-	// values that repeat (SPIDs, providers) cost no allocation per row.
+	// values that repeat (providers, rate centers) cost no allocation per
+	// row. OCNs and SPIDs have a faster table of their own.
 	interned []map[string]string
+	codes    codeTable
 }
 
 // maxInterned bounds each column's intern table; past it strings are
@@ -84,7 +86,7 @@ func (p *rowParser) code(col int) (string, *RowError) {
 	if !isCode(s) {
 		return "", p.errf(col, nil, "not 4 letters and digits: %s", quote(s))
 	}
-	return p.intern(col, s, true), nil
+	return p.codes.get(s), nil
 }
 
 // time parses col with ParseTime; empty is 0.
