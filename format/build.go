@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -68,41 +67,16 @@ func Build(ctx context.Context, src fs.FS, out string, opt BuildOptions) (*Build
 	if builtAt.IsZero() {
 		builtAt = time.Now()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	counts, err := b.writeTable(out, builtAt)
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	size, err := b.write(tmp, builtAt.Unix())
+	b.report.Counts = counts
+	st, err := os.Stat(out)
 	if err != nil {
 		return nil, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	db, err := Open(tmp.Name(), WithVerify())
-	if err != nil {
-		return nil, fmt.Errorf("format: the table just written fails verification: %w", err)
-	}
-	b.report.Counts = db.Info().Counts
-	db.Close()
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, err
-	}
-	ok = true
-	syncDir(filepath.Dir(out))
+	size := st.Size()
 	b.report.FileSize = size
 	b.report.Duration = time.Since(start)
 	return b.report, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,13 @@ import (
 type DB struct {
 	path string
 	snap atomic.Pointer[snapshot]
+
+	mu          sync.Mutex // serialises writers: Apply, swaps, Close
+	compactMu   sync.Mutex // one compaction at a time
+	j           *journal   // open for appending once the first Apply needs it
+	seq         uint64     // last update sequence number
+	journalGood int64      // journal bytes up to its last good record
+	journalTorn int64      // torn bytes found after them at Open
 }
 
 // snapshot is one mapped file with its decoded dictionaries. Lookups load the
@@ -28,7 +36,10 @@ type snapshot struct {
 	dir  map[string]dirEntry
 	meta meta
 
+	ov *overlay // updates since the file was written; nil when none
+
 	carriers    []Carrier
+	carrierIdx  map[string]uint32 // OCN → index, to resolve updates
 	rateCenters []RateCenter
 	lrnNums     []uint64
 	lrns        []string // 11-digit forms of lrnNums
@@ -70,6 +81,10 @@ func Open(path string, opts ...Option) (*DB, error) {
 		}
 	}
 	db := &DB{path: path}
+	if err := db.replay(s); err != nil {
+		s.m.Close()
+		return nil, fmt.Errorf("%s: %w", JournalPath(path), err)
+	}
 	db.snap.Store(s)
 	return db, nil
 }
@@ -185,7 +200,14 @@ func (s *snapshot) loadDictionaries() error {
 		}
 	}
 	load(secMeta, func(b []byte) error { return json.Unmarshal(b, &s.meta) })
-	load(secCarriers, func(b []byte) (e error) { s.carriers, e = decodeCarriers(b); return })
+	load(secCarriers, func(b []byte) (e error) {
+		s.carriers, e = decodeCarriers(b)
+		s.carrierIdx = make(map[string]uint32, len(s.carriers))
+		for i, c := range s.carriers {
+			s.carrierIdx[c.OCN] = uint32(i)
+		}
+		return
+	})
 	load(secRateCenters, func(b []byte) (e error) { s.rateCenters, e = decodeRateCenters(b); return })
 	load(secLRNs, func(b []byte) (e error) { s.lrnNums, s.lrns, e = decodeLRNs(b); return })
 	load(secMsgStrings, func(b []byte) (e error) { s.msgStrings, e = decodeStrings(b); return })
@@ -195,7 +217,14 @@ func (s *snapshot) loadDictionaries() error {
 // Close releases the table. Lookups after Close return ErrClosed; lookups in
 // flight finish normally. Close is idempotent.
 func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	db.snap.Store(nil)
+	if db.j != nil {
+		err := db.j.close()
+		db.j = nil
+		return err
+	}
 	// The mapping is unmapped by the mmap package's finalizer once no
 	// in-flight lookup holds the snapshot: unmapping here could fault a
 	// reader that loaded the snapshot a moment ago.
@@ -227,7 +256,7 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	if tn < 2000000000 || tn > 9999999999 {
 		return nil
 	}
-	if f&FieldPorted != 0 {
+	if f&FieldPorted != 0 && !s.portedFromOverlay(tn, &r.Ported) {
 		w, ok, err := s.ported.find(s.m, tn/10000000, tn%10000000)
 		if err != nil {
 			return err

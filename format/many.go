@@ -53,6 +53,9 @@ func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 		// Stage 2: every number's record, again independent loads.
 		for i, tn := range tns {
 			out[i] = Record{Number: tn}
+			if s.ov != nil && tn >= 2000000000 && tn <= 9999999999 && s.portedFromOverlay(tn, &out[i].Ported) {
+				continue
+			}
 			if parts[i] == nil {
 				continue
 			}
