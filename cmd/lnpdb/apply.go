@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/progress"
+	"github.com/lnpdb/lnpdb/internal/source"
+)
+
+func init() {
+	register(command{name: "apply", summary: "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", run: runApply})
+	register(command{name: "compact", summary: "fold a table's pending updates into a new file, atomically", run: runCompact})
+}
+
+// applyBatch bounds how many updates share one fsync: large enough to make
+// feeds of millions of rows fast, small enough to bound memory.
+const applyBatch = 10000
+
+func runApply(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "apply", "FEED.csv...")
+	dbPath := fs.String("db", "", "table `file` to update (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dbPath == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: want --db FILE and at least one FEED.csv", errUsage)
+	}
+	db, err := format.Open(*dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	total := 0
+	for _, feed := range fs.Args() {
+		n, err := applyFeed(ctx, e, db, feed)
+		total += n
+		if err != nil {
+			return fmt.Errorf("%s: %w (the %d updates before it were applied)", feed, err, total)
+		}
+	}
+	fmt.Fprintf(e.stdout, "applied %d updates in %s; %d numbers pending compaction\n", total, time.Since(start).Round(time.Millisecond), db.PendingUpdates())
+	return nil
+}
+
+func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	bar := progress.New(e.stderr, filepath.Base(path), size)
+	defer bar.Done()
+	batch := make([]format.Update, 0, applyBatch)
+	applied := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := db.Apply(batch); err != nil {
+			return err
+		}
+		applied += len(batch)
+		batch = batch[:0]
+		return ctx.Err()
+	}
+	err = source.ReadUpdates(&barReader{r: f, bar: bar}, filepath.Base(path), source.Options{}, func(u *source.Update) error {
+		batch = append(batch, format.Update{
+			Action:      format.Action(u.Action),
+			TN:          uint64(u.TN),
+			LRN:         uint64(u.LRN),
+			SPID:        u.SPID,
+			ActivatedAt: u.ActivatedAt,
+		})
+		if len(batch) == applyBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return applied, err
+}
+
+type barReader struct {
+	r   io.Reader
+	bar *progress.Bar
+}
+
+func (b *barReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.bar.Add(int64(n))
+	return n, err
+}
+
+func runCompact(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "compact", "")
+	dbPath := fs.String("db", "", "table `file` to compact (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dbPath == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: want --db FILE", errUsage)
+	}
+	db, err := format.Open(*dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pending := db.PendingUpdates()
+	start := time.Now()
+	if err := db.Compact(ctx); err != nil {
+		return err
+	}
+	info := db.Info()
+	fmt.Fprintf(e.stdout, "compacted %d pending numbers into %s (%s, %d ported) in %s\n",
+		pending, info.Path, humanBytes(info.Size), info.Counts.Ported, time.Since(start).Round(time.Millisecond))
+	return nil
+}
