@@ -2,36 +2,43 @@ package format
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"golang.org/x/exp/mmap"
 )
 
-// The BLOCKS section indexes block data directly by number prefix:
+// The BLOCKS section indexes block data directly by number prefix, storing
+// entries only for assigned codes:
 //
-//	[0, 4000)   1000 × u32: NPA → index of its code table, 0xFFFFFFFF if none
-//	[4000,4008) u32 code tables T, u32 thousands groups M
-//	then T code tables of 1000 code entries (NXX 000..999), 20 bytes each:
-//	            u32 carrier+1 (0: no code row), u32 rate center, u32 LRN+1
-//	            (0: none), u32 activated (unix seconds, 0: unknown),
-//	            u32 thousands group+1 (0: the code has no thousands-blocks)
-//	then M thousands groups of 10 entries (X = 0..9), 16 bytes each:
-//	            u32 carrier+1 (0: no row for this block), u32 rate center,
-//	            u32 LRN+1, u32 activated
+//	[0,4000)    1000 × u32: NPA → index of its code index, 0xFFFFFFFF if none
+//	[4000,4016) u32 code indexes N, u32 code entries C, u32 thousands
+//	            groups G, u32 zero
+//	then N code indexes of 16 words (NXX/64), 16 bytes each: u64 bitmap
+//	            (bit NXX%64 set: the code has an entry), u32 index of the
+//	            word's first entry, u32 zero. A code's entry index is the
+//	            word's first index plus the set bits below its own.
+//	then C code entries, 20 bytes each: u32 carrier+1 (0: no code row),
+//	            u32 rate center, u32 LRN+1 (0: none), u32 activated (unix
+//	            seconds, 0: unknown), u32 thousands group+1 (0: none)
+//	then G thousands groups of 10 entries (X = 0..9), 16 bytes each: the
+//	            first four fields of a code entry (carrier 0: no row)
 const (
-	blocksHeader   = partitions*4 + 8
-	codeEntrySize  = 20
-	codeTableSize  = 1000 * codeEntrySize
-	thouEntrySize  = 16
-	thouGroupSize  = 10 * thouEntrySize
-	noCodeTable    = 0xFFFFFFFF
-	codeTableBytes = int64(codeTableSize)
+	blocksHeader  = partitions*4 + 16
+	indexWordSize = 16
+	codeIndexSize = 16 * indexWordSize
+	codeEntrySize = 20
+	thouEntrySize = 16
+	thouGroupSize = 10 * thouEntrySize
+	noCodeTable   = 0xFFFFFFFF
 )
 
 type blockIndex struct {
-	npa    [partitions]uint32 // code table index, noCodeTable if none
-	tables int64              // absolute offset of the first code table
-	thou   int64              // absolute offset of the first thousands group
-	nthou  uint32
+	npa     [partitions]uint32 // code index, noCodeTable if none
+	indexes int64              // absolute offset of the first code index
+	entries int64              // absolute offset of the first code entry
+	thou    int64              // absolute offset of the first thousands group
+	nentry  uint32
+	nthou   uint32
 }
 
 func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
@@ -45,22 +52,24 @@ func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
 	if _, err := m.ReadAt(hdr, int64(e.offset)); err != nil {
 		return corrupt(e.id, "%v", err)
 	}
-	t := binary.LittleEndian.Uint32(hdr[partitions*4:])
-	mth := binary.LittleEndian.Uint32(hdr[partitions*4+4:])
-	want := uint64(blocksHeader) + uint64(t)*codeTableSize + uint64(mth)*thouGroupSize
+	n := binary.LittleEndian.Uint32(hdr[partitions*4:])
+	c := binary.LittleEndian.Uint32(hdr[partitions*4+4:])
+	g := binary.LittleEndian.Uint32(hdr[partitions*4+8:])
+	want := uint64(blocksHeader) + uint64(n)*codeIndexSize + uint64(c)*codeEntrySize + uint64(g)*thouGroupSize
 	if want != e.length {
-		return corrupt(e.id, "%d code tables and %d thousands groups need %d bytes, section has %d", t, mth, want, e.length)
+		return corrupt(e.id, "%d code indexes, %d entries and %d thousands groups need %d bytes, section has %d", n, c, g, want, e.length)
 	}
 	for i := range partitions {
 		v := binary.LittleEndian.Uint32(hdr[i*4:])
-		if v != noCodeTable && (v >= t || i < 200) {
-			return corrupt(e.id, "NPA %03d: code table %d out of range", i, v)
+		if v != noCodeTable && (v >= n || i < 200) {
+			return corrupt(e.id, "NPA %03d: code index %d out of range", i, v)
 		}
 		bi.npa[i] = v
 	}
-	bi.tables = int64(e.offset) + blocksHeader
-	bi.thou = bi.tables + int64(t)*codeTableBytes
-	bi.nthou = mth
+	bi.indexes = int64(e.offset) + blocksHeader
+	bi.entries = bi.indexes + int64(n)*codeIndexSize
+	bi.thou = bi.entries + int64(c)*codeEntrySize
+	bi.nentry, bi.nthou = c, g
 	return nil
 }
 
@@ -76,8 +85,21 @@ func (s *snapshot) block(npa, rem uint64) (Block, error) {
 		return Block{}, nil
 	}
 	nxx := rem / 10000
+	var wb [indexWordSize]byte
+	if _, err := s.m.ReadAt(wb[:], s.blocks.indexes+int64(t)*codeIndexSize+int64(nxx/64)*indexWordSize); err != nil {
+		return Block{}, errCorruptRecord
+	}
+	bitmap := binary.LittleEndian.Uint64(wb[:])
+	bit := uint64(1) << (nxx % 64)
+	if bitmap&bit == 0 {
+		return Block{}, nil
+	}
+	idx := binary.LittleEndian.Uint32(wb[8:]) + uint32(bits.OnesCount64(bitmap&(bit-1)))
+	if idx >= s.blocks.nentry {
+		return Block{}, errCorruptRecord
+	}
 	var b [codeEntrySize]byte
-	if _, err := s.m.ReadAt(b[:], s.blocks.tables+int64(t)*codeTableBytes+int64(nxx)*codeEntrySize); err != nil {
+	if _, err := s.m.ReadAt(b[:], s.blocks.entries+int64(idx)*codeEntrySize); err != nil {
 		return Block{}, errCorruptRecord
 	}
 	row := blockRow{

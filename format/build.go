@@ -111,6 +111,11 @@ type builder struct {
 
 	portedFile string // ported.csv or ported.npac, for error messages
 
+	pairs       []lrnPair // LRN by first-seen index
+	pairIdx     map[lrnPair]uint32
+	msgTuples   []msgTuple
+	msgTupleIdx map[msgTuple]uint32
+
 	msgStrs   []string
 	msgStrIdx map[string]uint32
 	names     []string
@@ -129,11 +134,17 @@ type codeRows struct {
 	split     bool
 }
 
-type portedRow struct{ lrn, carrier, act uint32 }
-type messagingRow struct {
+// A ported record stores one index into a dictionary of (LRN, SPID) pairs,
+// not one index for each: an LRN belongs to a switch, so the pairs are few
+// and the index is about half as wide. Likewise a messaging record stores
+// one index into a dictionary of whole messaging tuples.
+type lrnPair struct{ lrn, carrier uint32 }
+type portedRow struct{ pair, act uint32 }
+type msgTuple struct {
 	provider, country, code, ref uint32
 	enabled                      bool
 }
+type messagingRow struct{ tuple uint32 }
 type cnamRow struct{ name uint32 }
 type trustRow struct {
 	spam        uint8
@@ -217,6 +228,8 @@ func (b *builder) read() error {
 	b.codes = map[uint32]*codeRows{}
 	b.thouRow = make([]uint64, 1000*10000/64)
 	b.msgStrIdx = map[string]uint32{}
+	b.pairIdx = map[lrnPair]uint32{}
+	b.msgTupleIdx = map[msgTuple]uint32{}
 	b.nameIdx = map[string]uint32{}
 	b.msgStr("") // index 0 is the empty string
 
@@ -388,11 +401,32 @@ func (b *builder) readPorted() error {
 			if !b.assigned(p.TN) {
 				return b.rowErr(file, p.Line, "tn", "%s is in no assigned code or thousands-block (blocks.csv)", p.TN)
 			}
-			b.ported.add(p.TN, p.Line, portedRow{lrn: b.lrn(p.LRN), carrier: ci, act: uint32(p.ActivatedAt)})
+			b.ported.add(p.TN, p.Line, portedRow{pair: b.pair(b.lrn(p.LRN), ci), act: uint32(p.ActivatedAt)})
 			b.report.Rows[file]++
 			return nil
 		})
 	})
+}
+
+func (b *builder) pair(lrn, carrier uint32) uint32 {
+	p := lrnPair{lrn, carrier}
+	if i, ok := b.pairIdx[p]; ok {
+		return i
+	}
+	i := uint32(len(b.pairs))
+	b.pairIdx[p] = i
+	b.pairs = append(b.pairs, p)
+	return i
+}
+
+func (b *builder) msgTuple(t msgTuple) uint32 {
+	if i, ok := b.msgTupleIdx[t]; ok {
+		return i
+	}
+	i := uint32(len(b.msgTuples))
+	b.msgTupleIdx[t] = i
+	b.msgTuples = append(b.msgTuples, t)
+	return i
 }
 
 func exists(fsys fs.FS, name string) bool {
@@ -417,10 +451,10 @@ func (b *builder) readMessaging() error {
 			if !b.assigned(m.TN) {
 				return b.rowErr(file, m.Line, "tn", "%s is in no assigned code or thousands-block (blocks.csv)", m.TN)
 			}
-			b.messaging.add(m.TN, m.Line, messagingRow{
+			b.messaging.add(m.TN, m.Line, messagingRow{tuple: b.msgTuple(msgTuple{
 				provider: b.msgStr(m.Provider), enabled: m.Enabled,
 				country: b.msgStr(m.Country), code: b.msgStr(m.CountryCode), ref: b.msgStr(m.ReferenceID),
-			})
+			})})
 			b.report.Rows[file]++
 			return nil
 		})

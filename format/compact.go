@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,6 +26,12 @@ func builderFromSnapshot(ctx context.Context, s *snapshot, updates map[uint64]*o
 		b.lrnIdx[v] = uint32(i)
 	}
 	b.msgStrs = s.msgStrings
+	b.pairs = append([]lrnPair(nil), s.pairRaw...)
+	b.pairIdx = make(map[lrnPair]uint32, len(b.pairs))
+	for i, p := range b.pairs {
+		b.pairIdx[p] = uint32(i)
+	}
+	b.msgTuples = s.msgTupleRaw
 	if err := b.loadNames(s); err != nil {
 		return nil, err
 	}
@@ -33,7 +40,7 @@ func builderFromSnapshot(ctx context.Context, s *snapshot, updates map[uint64]*o
 	}
 	err := eachRecord(s, &s.ported, func(tn uint64, w window) {
 		if _, updated := updates[tn]; !updated {
-			b.ported.add(nanp.Number(tn), 0, portedRow{lrn: uint32(s.ported.field(w, 0)), carrier: uint32(s.ported.field(w, 1)), act: uint32(s.ported.field(w, 2))})
+			b.ported.add(nanp.Number(tn), 0, portedRow{pair: uint32(s.ported.field(w, 0)), act: uint32(s.ported.field(w, 1))})
 		}
 	})
 	if err != nil {
@@ -47,11 +54,10 @@ func builderFromSnapshot(ctx context.Context, s *snapshot, updates map[uint64]*o
 		if !ok {
 			return nil, fmt.Errorf("%w: pending update for %d names SPID %q, which the table does not have", ErrInvalidUpdate, tn, e.u.SPID)
 		}
-		b.ported.add(nanp.Number(tn), 0, portedRow{lrn: b.lrn(nanp.Number(e.u.LRN)), carrier: ci, act: uint32(e.u.ActivatedAt)})
+		b.ported.add(nanp.Number(tn), 0, portedRow{pair: b.pair(b.lrn(nanp.Number(e.u.LRN)), ci), act: uint32(e.u.ActivatedAt)})
 	}
 	err = eachRecord(s, &s.messaging, func(tn uint64, w window) {
-		f := func(i int) uint32 { return uint32(s.messaging.field(w, i)) }
-		b.messaging.add(nanp.Number(tn), 0, messagingRow{provider: f(0), enabled: f(1) == 1, country: f(2), code: f(3), ref: f(4)})
+		b.messaging.add(nanp.Number(tn), 0, messagingRow{tuple: uint32(s.messaging.field(w, 0))})
 	})
 	if err != nil {
 		return nil, err
@@ -116,24 +122,27 @@ func (b *builder) loadBlocks(s *snapshot) error {
 		return blockRow{carrier: binary.LittleEndian.Uint32(p), rc: binary.LittleEndian.Uint32(p[4:]), lrn: binary.LittleEndian.Uint32(p[8:]), activated: binary.LittleEndian.Uint32(p[12:])}
 	}
 	b.codes = map[uint32]*codeRows{}
-	thouBase := int(s.blocks.thou - int64(e.offset))
+	base := int64(e.offset)
 	for npa := range partitions {
 		t := s.blocks.npa[npa]
 		if t == noCodeTable {
 			continue
 		}
 		for nxx := range 1000 {
-			p := raw[blocksHeader+int(t)*codeTableSize+nxx*codeEntrySize:]
-			code := row(p)
-			g := binary.LittleEndian.Uint32(p[16:])
-			if code.carrier == 0 && g == 0 {
+			word := raw[s.blocks.indexes-base+int64(t)*codeIndexSize+int64(nxx/64)*indexWordSize:]
+			bitmap := binary.LittleEndian.Uint64(word)
+			bit := uint64(1) << (nxx % 64)
+			if bitmap&bit == 0 {
 				continue
 			}
+			idx := int64(binary.LittleEndian.Uint32(word[8:])) + int64(bits.OnesCount64(bitmap&(bit-1)))
+			p := raw[s.blocks.entries-base+idx*codeEntrySize:]
+			code := row(p)
 			cr := &codeRows{code: code, hasCode: code.carrier != 0}
-			if g != 0 {
+			if g := binary.LittleEndian.Uint32(p[16:]); g != 0 {
 				cr.split = true
 				for x := range 10 {
-					cr.thousands[x] = row(raw[thouBase+int(g-1)*thouGroupSize+x*thouEntrySize:])
+					cr.thousands[x] = row(raw[s.blocks.thou-base+int64(g-1)*thouGroupSize+int64(x)*thouEntrySize:])
 				}
 			}
 			b.codes[uint32(npa*1000+nxx)] = cr

@@ -44,6 +44,10 @@ type snapshot struct {
 	lrnNums     []uint64
 	lrns        []string // 11-digit forms of lrnNums
 	msgStrings  []string
+	pairRaw     []lrnPair   // (sorted LRN index, carrier index)
+	pairs       []Ported    // pairRaw resolved; ActivatedAt is per record
+	msgTupleRaw []msgTuple  // indexes into msgStrings
+	msgTuples   []Messaging // msgTupleRaw resolved
 
 	blocks                            blockIndex
 	ported, messaging, cnam, trustSec numSection
@@ -142,7 +146,7 @@ func loadSnapshot(m *mmap.ReaderAt) (*snapshot, error) {
 		id  string
 		sec *numSection
 		n   int // payload fields
-	}{{secPorted, &s.ported, 3}, {secMessaging, &s.messaging, 5}, {secCNAM, &s.cnam, 1}, {secTrust, &s.trustSec, 4}} {
+	}{{secPorted, &s.ported, 2}, {secMessaging, &s.messaging, 1}, {secCNAM, &s.cnam, 1}, {secTrust, &s.trustSec, 4}} {
 		if err := loadNumSection(m, dir[ns.id], ns.sec); err != nil {
 			return nil, err
 		}
@@ -211,6 +215,27 @@ func (s *snapshot) loadDictionaries() error {
 	load(secRateCenters, func(b []byte) (e error) { s.rateCenters, e = decodeRateCenters(b); return })
 	load(secLRNs, func(b []byte) (e error) { s.lrnNums, s.lrns, e = decodeLRNs(b); return })
 	load(secMsgStrings, func(b []byte) (e error) { s.msgStrings, e = decodeStrings(b); return })
+	load(secPairs, func(b []byte) (e error) {
+		if s.pairRaw, e = decodePairs(b, len(s.lrns), len(s.carriers)); e != nil {
+			return e
+		}
+		s.pairs = make([]Ported, len(s.pairRaw))
+		for i, p := range s.pairRaw {
+			s.pairs[i] = Ported{OK: true, LRN: s.lrns[p.lrn], Carrier: &s.carriers[p.carrier]}
+		}
+		return nil
+	})
+	load(secMsgTuples, func(b []byte) (e error) {
+		if s.msgTupleRaw, e = decodeMsgTuples(b, len(s.msgStrings)); e != nil {
+			return e
+		}
+		s.msgTuples = make([]Messaging, len(s.msgTupleRaw))
+		for i, t := range s.msgTupleRaw {
+			m := s.msgStrings
+			s.msgTuples[i] = Messaging{OK: true, Provider: m[t.provider], Enabled: t.enabled, Country: m[t.country], CountryCode: m[t.code], ReferenceID: m[t.ref]}
+		}
+		return nil
+	})
 	return err
 }
 
@@ -321,11 +346,12 @@ func (s *snapshot) getRest(tn uint64, f Fields, r *Record) error {
 }
 
 func (s *snapshot) decodePorted(w window, p *Ported) error {
-	li, ci := s.ported.field(w, 0), s.ported.field(w, 1)
-	if li >= uint64(len(s.lrns)) || ci >= uint64(len(s.carriers)) {
+	pi := s.ported.field(w, 0)
+	if pi >= uint64(len(s.pairs)) {
 		return errCorruptRecord
 	}
-	*p = Ported{OK: true, LRN: s.lrns[li], Carrier: &s.carriers[ci], ActivatedAt: int64(s.ported.field(w, 2))}
+	*p = s.pairs[pi]
+	p.ActivatedAt = int64(s.ported.field(w, 1))
 	return nil
 }
 
@@ -334,19 +360,11 @@ func (s *snapshot) getMessaging(npa, rem uint64, m *Messaging) error {
 	if err != nil || !ok {
 		return err
 	}
-	n := uint64(len(s.msgStrings))
-	pi, ci, cc, ri := s.messaging.field(w, 0), s.messaging.field(w, 2), s.messaging.field(w, 3), s.messaging.field(w, 4)
-	if pi >= n || ci >= n || cc >= n || ri >= n {
+	ti := s.messaging.field(w, 0)
+	if ti >= uint64(len(s.msgTuples)) {
 		return errCorruptRecord
 	}
-	*m = Messaging{
-		OK:          true,
-		Provider:    s.msgStrings[pi],
-		Enabled:     s.messaging.field(w, 1) == 1,
-		Country:     s.msgStrings[ci],
-		CountryCode: s.msgStrings[cc],
-		ReferenceID: s.msgStrings[ri],
-	}
+	*m = s.msgTuples[ti]
 	return nil
 }
 

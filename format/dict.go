@@ -172,6 +172,57 @@ func decodeStrings(b []byte) ([]string, error) {
 	return out, d.end()
 }
 
+// encodePairs stores each (LRN, SPID) pair as the LRN's index in the sorted
+// LRN dictionary and the carrier's index.
+func encodePairs(ps []lrnPair, lrnRemap []uint32) []byte {
+	var e enc
+	e.uvarint(uint64(len(ps)))
+	for _, p := range ps {
+		e.uvarint(uint64(lrnRemap[p.lrn]))
+		e.uvarint(uint64(p.carrier))
+	}
+	return e.b
+}
+
+func decodePairs(b []byte, lrns, carriers int) ([]lrnPair, error) {
+	d := dec{b: b}
+	out := make([]lrnPair, d.count(2))
+	for i := range out {
+		l, c := d.uvarint(), d.uvarint()
+		if d.err == nil && (l >= uint64(lrns) || c >= uint64(carriers)) {
+			return nil, errors.New("pair points outside the LRN or carrier dictionary")
+		}
+		out[i] = lrnPair{uint32(l), uint32(c)}
+	}
+	return out, d.end()
+}
+
+func encodeMsgTuples(ts []msgTuple) []byte {
+	var e enc
+	e.uvarint(uint64(len(ts)))
+	for _, t := range ts {
+		e.uvarint(uint64(t.provider))
+		e.bool(t.enabled)
+		e.uvarint(uint64(t.country))
+		e.uvarint(uint64(t.code))
+		e.uvarint(uint64(t.ref))
+	}
+	return e.b
+}
+
+func decodeMsgTuples(b []byte, strs int) ([]msgTuple, error) {
+	d := dec{b: b}
+	out := make([]msgTuple, d.count(5))
+	for i := range out {
+		t := msgTuple{provider: uint32(d.uvarint()), enabled: d.bool(), country: uint32(d.uvarint()), code: uint32(d.uvarint()), ref: uint32(d.uvarint())}
+		if d.err == nil && max(t.provider, t.country, t.code, t.ref) >= uint32(strs) {
+			return nil, errors.New("tuple points outside the string dictionary")
+		}
+		out[i] = t
+	}
+	return out, d.end()
+}
+
 // encodeLRNs stores sorted 10-digit LRNs as deltas.
 func encodeLRNs(lrns []uint64) []byte {
 	var e enc

@@ -74,15 +74,20 @@
 //	                ascending order, each a uvarint difference from the one
 //	                before (the first from 0).
 //	MSGSTRS   zstd  uvarint count, then the strings (index 0 is "") that
-//	                messaging records refer to: providers, countries,
+//	                messaging tuples refer to: providers, countries,
 //	                country codes, reference ids.
+//	PAIRS     zstd  uvarint count, then per pair the uvarints LRN index and
+//	                carrier index: the distinct (LRN, SPID) combinations of
+//	                ported records. An LRN belongs to one switch, so pairs
+//	                are few and one index is narrower than two.
+//	MSGTUPLE  zstd  uvarint count, then per tuple uvarint provider, a byte
+//	                0/1 enabled, uvarint country, uvarint country code,
+//	                uvarint reference id (indexes into MSGSTRS): the
+//	                distinct messaging records.
 //	BLOCKS    raw   block data, described below.
-//	PORTED    raw   per-number section; fields: LRN index, carrier index
-//	                (the SPID), activation time (32 bits, unix seconds, 0
-//	                unknown).
-//	MSGRECS   raw   per-number section; fields: provider, enabled (1 bit),
-//	                country, country code, reference id — all but enabled
-//	                indexes into MSGSTRS.
+//	PORTED    raw   per-number section; fields: pair index into PAIRS,
+//	                activation time (32 bits, unix seconds, 0 unknown).
+//	MSGRECS   raw   per-number section; field: tuple index into MSGTUPLE.
 //	CNAM      raw   per-number section; field: name index into CNAMNAME.
 //	TRUST     raw   per-number section; fields: spam type (3 bits: NONE,
 //	                SPAM, SCAM, ROBOCALL, TELEMARKETER), complaint count,
@@ -113,15 +118,20 @@
 // Bit j of the stream is bit j%8 of byte j/8. 17 zero bytes follow the last
 // record so that a reader may load 17 bytes at any record start.
 //
-// BLOCKS holds a directory of 1000 u32 (NPA → index of its code table,
-// 0xFFFFFFFF none), u32 code table count T, u32 thousands group count G;
-// then T tables of 1000 code entries (indexed by NXX) of 20 bytes — u32
-// carrier index + 1 (0: no code row), u32 rate center index, u32 LRN index + 1
-// (0: none), u32 activation time, u32 thousands group + 1 (0: none) — then G
-// groups of 10 thousands entries (indexed by X) of 16 bytes, laid out as the
-// first four fields of a code entry. A number's most specific row is its
-// thousands entry when that entry's carrier is not 0, else its code entry;
-// a number with neither is in a vacant code.
+// BLOCKS stores entries for assigned codes only: a directory of 1000 u32
+// (NPA → index of its code index, 0xFFFFFFFF none); u32 code indexes N, u32
+// code entries C, u32 thousands groups G, u32 zero; then N code indexes of
+// 16 words of 16 bytes — u64 bitmap over the NXXs 64*w to 64*w+63, u32 index
+// of the word's first code entry, u32 zero — so a code's entry is the word's
+// first index plus the number of set bits below the code's own; then C code
+// entries of 20 bytes — u32 carrier index + 1 (0: no whole-code row), u32
+// rate center index, u32 LRN index + 1 (0: none), u32 activation time, u32
+// thousands group + 1 (0: none); then G groups of 10 thousands entries
+// (indexed by X) of 16 bytes, laid out as the first four fields of a code
+// entry. A number's most specific row is its thousands entry when that
+// entry's carrier is not 0, else its code entry; a number whose code has no
+// entry, or whose code entry and thousands entry both have carrier 0, is in
+// a vacant code or block.
 //
 // CNAMNAME: u64 names, u64 names per chunk K, u64 chunks C, C+1 u64 frame
 // offsets (relative to the first frame; the last is the total length), then

@@ -31,6 +31,8 @@ const (
 	secRateCenters = "RATECTRS"
 	secLRNs        = "LRNS"
 	secMsgStrings  = "MSGSTRS"
+	secPairs       = "PAIRS"
+	secMsgTuples   = "MSGTUPLE"
 	secBlocks      = "BLOCKS"
 	secPorted      = "PORTED"
 	secMessaging   = "MSGRECS"
@@ -43,7 +45,7 @@ const (
 // every file (possibly empty), so a reader can rely on all of them.
 var sectionOrder = []string{
 	secMeta, secCarriers, secRateCenters, secLRNs, secMsgStrings,
-	secBlocks, secPorted, secMessaging, secCNAM, secTrust, secCNAMNames,
+	secPairs, secMsgTuples, secBlocks, secPorted, secMessaging, secCNAM, secTrust, secCNAMNames,
 }
 
 type header struct {

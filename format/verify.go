@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/internal/mphf"
@@ -43,13 +44,8 @@ func (s *snapshot) verify() error {
 		sec   *numSection
 		check func(w window) bool
 	}{
-		{&s.ported, func(w window) bool {
-			return s.ported.field(w, 0) < uint64(len(s.lrns)) && s.ported.field(w, 1) < uint64(len(s.carriers))
-		}},
-		{&s.messaging, func(w window) bool {
-			n := uint64(len(s.msgStrings))
-			return s.messaging.field(w, 0) < n && s.messaging.field(w, 2) < n && s.messaging.field(w, 3) < n && s.messaging.field(w, 4) < n
-		}},
+		{&s.ported, func(w window) bool { return s.ported.field(w, 0) < uint64(len(s.pairs)) }},
+		{&s.messaging, func(w window) bool { return s.messaging.field(w, 0) < uint64(len(s.msgTuples)) }},
 		{&s.cnam, func(w window) bool { return s.cnam.field(w, 0) < s.names.names }},
 		{&s.trustSec, func(w window) bool { return s.trustSec.field(w, 0) < uint64(len(spamTypes)) }},
 	}
@@ -150,18 +146,34 @@ func (s *snapshot) verifyBlocks() error {
 		}
 		return nil
 	}
-	body := b[blocksHeader:]
-	tables := int(s.blocks.thou-s.blocks.tables) / codeTableSize
-	for i := range tables * 1000 {
-		p := body[i*codeEntrySize:]
+	indexes := b[blocksHeader : s.blocks.entries-int64(e.offset)]
+	var want uint32
+	for w := 0; w < len(indexes); w += indexWordSize {
+		bitmap := binary.LittleEndian.Uint64(indexes[w:])
+		first := binary.LittleEndian.Uint32(indexes[w+8:])
+		if binary.LittleEndian.Uint32(indexes[w+12:]) != 0 || (bitmap != 0 && first != want) || (w/indexWordSize%16 == 15 && bitmap>>40 != 0) {
+			return corrupt(secBlocks, "code index word %d is inconsistent", w/indexWordSize)
+		}
+		if bitmap == 0 && first != 0 {
+			return corrupt(secBlocks, "code index word %d: an empty word has an index", w/indexWordSize)
+		}
+		want += uint32(bits.OnesCount64(bitmap))
+	}
+	if want != s.blocks.nentry {
+		return corrupt(secBlocks, "code indexes count %d entries, section has %d", want, s.blocks.nentry)
+	}
+	entries := b[s.blocks.entries-int64(e.offset) : s.blocks.thou-int64(e.offset)]
+	for i := range int(s.blocks.nentry) {
+		p := entries[i*codeEntrySize:]
 		if err := row(p); err != nil {
 			return corrupt(secBlocks, "code entry %d: %v", i, err)
 		}
-		if g := binary.LittleEndian.Uint32(p[16:]); g > s.blocks.nthou {
-			return corrupt(secBlocks, "code entry %d: thousands group %d out of range", i, g)
+		g := binary.LittleEndian.Uint32(p[16:])
+		if g > s.blocks.nthou || (g == 0 && binary.LittleEndian.Uint32(p) == 0) {
+			return corrupt(secBlocks, "code entry %d: no code row and no thousands group %d", i, g)
 		}
 	}
-	thou := body[tables*codeTableSize:]
+	thou := b[s.blocks.thou-int64(e.offset):]
 	for i := range int(s.blocks.nthou) * 10 {
 		if err := row(thou[i*thouEntrySize:]); err != nil {
 			return corrupt(secBlocks, "thousands entry %d: %v", i, err)

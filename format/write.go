@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/internal/mphf"
@@ -91,25 +92,18 @@ func (b *builder) write(f *os.File, builtAt int64) (int64, error) {
 		func() error { return w.section(secRateCenters, encZstd, encodeRateCenters(b.rcs)) },
 		func() error { return w.section(secLRNs, encZstd, encodeLRNs(lrns)) },
 		func() error { return w.section(secMsgStrings, encZstd, encodeStrings(b.msgStrs)) },
+		func() error { return w.section(secPairs, encZstd, encodePairs(b.pairs, lrnRemap)) },
+		func() error { return w.section(secMsgTuples, encZstd, encodeMsgTuples(b.msgTuples)) },
 		func() error { return w.section(secBlocks, encRaw, b.encodeBlocks(lrnRemap)) },
 		func() error {
 			return writeNumSection(b, w, secPorted, b.portedFile, &b.ported,
-				[]uint{widthFor(len(lrns)), widthFor(len(b.carriers)), 32},
-				func(v portedRow) [maxFields]uint64 {
-					return [maxFields]uint64{uint64(lrnRemap[v.lrn]), uint64(v.carrier), uint64(v.act)}
-				})
+				[]uint{widthFor(len(b.pairs)), 32},
+				func(v portedRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.pair), uint64(v.act)} })
 		},
 		func() error {
-			s := widthFor(len(b.msgStrs))
 			return writeNumSection(b, w, secMessaging, "messaging.csv", &b.messaging,
-				[]uint{s, 1, s, s, s},
-				func(v messagingRow) [maxFields]uint64 {
-					en := uint64(0)
-					if v.enabled {
-						en = 1
-					}
-					return [maxFields]uint64{uint64(v.provider), en, uint64(v.country), uint64(v.code), uint64(v.ref)}
-				})
+				[]uint{widthFor(len(b.msgTuples))},
+				func(v messagingRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.tuple)} })
 		},
 		func() error {
 			return writeNumSection(b, w, secCNAM, "cnam.csv", &b.cnam,
@@ -153,37 +147,35 @@ func (b *builder) write(f *os.File, builtAt int64) (int64, error) {
 }
 
 func (b *builder) encodeBlocks(lrnRemap []uint32) []byte {
-	var npaTable [partitions]uint32
-	for i := range npaTable {
-		npaTable[i] = noCodeTable
+	// Walk codes in number order: the same source gives the same bytes.
+	keys := make([]uint32, 0, len(b.codes))
+	for k := range b.codes {
+		keys = append(keys, k)
 	}
-	// Code tables in NPA order, thousands groups in code order: the same
-	// source always gives the same bytes.
-	var present [partitions]bool
-	for key := range b.codes {
-		present[key/1000] = true
+	slices.Sort(keys)
+	var npaIndex [partitions]uint32
+	for i := range npaIndex {
+		npaIndex[i] = noCodeTable
 	}
-	var tables uint32
-	for npa := range partitions {
-		if present[npa] {
-			npaTable[npa] = tables
-			tables++
+	var indexes uint32
+	groups := uint32(0)
+	for _, k := range keys {
+		if npa := k / 1000; npaIndex[npa] == noCodeTable {
+			npaIndex[npa] = indexes
+			indexes++
 		}
-	}
-	var groups uint32
-	groupOf := map[uint32]uint32{}
-	for key := uint32(0); key < 1000*1000; key++ {
-		if cr := b.codes[key]; cr != nil && cr.split {
+		if b.codes[k].split {
 			groups++
-			groupOf[key] = groups
 		}
 	}
-	out := make([]byte, blocksHeader+int(tables)*codeTableSize+int(groups)*thouGroupSize)
-	for i, v := range npaTable {
+	entries := uint32(len(keys))
+	out := make([]byte, blocksHeader+int(indexes)*codeIndexSize+int(entries)*codeEntrySize+int(groups)*thouGroupSize)
+	for i, v := range npaIndex {
 		binary.LittleEndian.PutUint32(out[i*4:], v)
 	}
-	binary.LittleEndian.PutUint32(out[partitions*4:], tables)
-	binary.LittleEndian.PutUint32(out[partitions*4+4:], groups)
+	binary.LittleEndian.PutUint32(out[partitions*4:], indexes)
+	binary.LittleEndian.PutUint32(out[partitions*4+4:], entries)
+	binary.LittleEndian.PutUint32(out[partitions*4+8:], groups)
 	lrn := func(v uint32) uint32 {
 		if v == 0 {
 			return 0
@@ -196,14 +188,26 @@ func (b *builder) encodeBlocks(lrnRemap []uint32) []byte {
 		binary.LittleEndian.PutUint32(p[8:], lrn(r.lrn))
 		binary.LittleEndian.PutUint32(p[12:], r.activated)
 	}
-	thouBase := blocksHeader + int(tables)*codeTableSize
-	for key, cr := range b.codes {
-		npa, nxx := key/1000, key%1000
-		p := out[blocksHeader+int(npaTable[npa])*codeTableSize+int(nxx)*codeEntrySize:]
+	indexBase := blocksHeader
+	entryBase := indexBase + int(indexes)*codeIndexSize
+	thouBase := entryBase + int(entries)*codeEntrySize
+	lastWord := -1
+	var g uint32
+	for i, k := range keys {
+		npa, nxx := k/1000, int(k%1000)
+		word := out[indexBase+int(npaIndex[npa])*codeIndexSize+(nxx/64)*indexWordSize:]
+		if wk := int(npa)*16 + nxx/64; wk != lastWord {
+			binary.LittleEndian.PutUint32(word[8:], uint32(i))
+			lastWord = wk
+		}
+		binary.LittleEndian.PutUint64(word, binary.LittleEndian.Uint64(word)|1<<(nxx%64))
+		cr := b.codes[k]
+		p := out[entryBase+i*codeEntrySize:]
 		if cr.hasCode {
 			putRow(p, cr.code)
 		}
-		if g := groupOf[key]; g != 0 {
+		if cr.split {
+			g++
 			binary.LittleEndian.PutUint32(p[16:], g)
 			for x, t := range cr.thousands {
 				if t.carrier != 0 {
