@@ -10,7 +10,11 @@ import (
 // the same on every platform.
 const (
 	// Buckets = ⌈N·bucketsNum/bucketsDen⌉: λ = 3.5 keys per bucket, so the
-	// pilots cost 8/3.5 ≈ 2.29 bits per key.
+	// pilots cost 8/3.5 ≈ 2.29 bits per key. Small tables get at least
+	// min(N, minBuckets) buckets: with few buckets the skew would put most
+	// keys in bucket 0, which then rarely has a pilot without two of its keys
+	// on one slot.
+	minBuckets = 256
 	bucketsNum = 2
 	bucketsDen = 7
 	// Slots = ⌈N·slotsNum/slotsDen⌉: α = 0.99, so the remap table costs
@@ -23,13 +27,16 @@ const (
 )
 
 // numBuckets and numSlots give the table shape for n > 0 keys.
-func numBuckets(n uint64) uint64 { return (n*bucketsNum + bucketsDen - 1) / bucketsDen }
-func numSlots(n uint64) uint64   { return (n*slotsNum + slotsDen - 1) / slotsDen }
+func numBuckets(n uint64) uint64 {
+	return max((n*bucketsNum+bucketsDen-1)/bucketsDen, min(n, minBuckets))
+}
+func numSlots(n uint64) uint64 { return (n*slotsNum + slotsDen - 1) / slotsDen }
 
-// evictionBudget is the number of bucket evictions after which a build
-// attempt gives up and Build moves on to the next seed. Typical builds evict
-// far fewer than 0.1 bucket per slot.
-func evictionBudget(_, slots uint64) int { return int(slots/4) + 1<<12 }
+// evictionBudget is the number of eviction rounds (placements of a bucket
+// that had to evict others) after which a build attempt gives up and Build
+// moves on to the next seed. Typical builds need about 0.0075 per slot, some
+// 30 times fewer than this budget for large n.
+func evictionBudget(_, slots uint64) int { return int(slots/4) + 1<<10 }
 
 // Build returns a minimal perfect hash table for keys, which may be in any
 // order. It neither modifies nor keeps keys. seed is the first seed tried; if
@@ -85,7 +92,7 @@ type builder struct {
 	// pos is scratch space for the slots of one bucket.
 	pos   []uint64
 	stack []uint32
-	// evictions counts the evictions of the last place call (for tests).
+	// evictions counts the eviction rounds of the last place call.
 	evictions int
 }
 
@@ -254,16 +261,45 @@ func (bd *builder) placeFree(b uint32) bool {
 }
 
 // placeEvict places bucket b with the pilot whose collisions cost least (the
-// sum of the squared sizes of the buckets hit), skipping pilots that hit a
-// recent bucket or put two keys of b on one slot, and pushes the evicted
-// buckets on the stack. It returns false if no pilot qualifies.
+// sum of the squared sizes of the buckets hit), skipping pilots that put two
+// keys of b on one slot and, if possible, pilots that hit a recently placed
+// bucket. It pushes the evicted buckets on the stack. It returns false if
+// every pilot puts two keys of b on one slot.
 func (bd *builder) placeEvict(b uint32, recent *[4]uint32) bool {
+	best := bd.bestPilot(b, recent)
+	if best < 0 {
+		// Every pilot hits a recent bucket (or collides with itself):
+		// allow evicting recent buckets rather than give up the seed.
+		best = bd.bestPilot(b, &[4]uint32{})
+		if best < 0 {
+			return false
+		}
+	}
+	bd.pilots[b] = byte(best)
+	hp := uint64(best) * pilotMul
+	for _, h := range bd.bucket(b) {
+		s := reduce(h^hp, bd.p.Slots)
+		if o := bd.owner[s]; o != 0 {
+			bd.evict(o - 1)
+			bd.stack = append(bd.stack, o-1)
+		}
+		bd.owner[s] = b + 1
+		bd.setTaken(s)
+	}
+	return true
+}
+
+// bestPilot returns the pilot for bucket b of least collision cost that does
+// not hit a bucket in recent (1+bucket, 0 for none) nor put two keys of b on
+// one slot, or -1 if there is none. The search starts after b's previous
+// pilot, so that a re-evicted bucket moves on.
+func (bd *builder) bestPilot(b uint32, recent *[4]uint32) int {
 	hs := bd.bucket(b)
 	pos := bd.pos[:len(hs)]
 	slots := bd.p.Slots
 	floor := uint64(len(hs)) * uint64(len(hs))
 	best, bestScore := -1, uint64(1<<64-1)
-	start := int(bd.pilots[b]) + 1 // rotate, so a re-evicted bucket moves on
+	start := int(bd.pilots[b]) + 1
 pilots:
 	for d := range 256 {
 		pilot := byte(start + d)
@@ -293,21 +329,7 @@ pilots:
 			break // the cheapest collision likely possible
 		}
 	}
-	if best < 0 {
-		return false
-	}
-	bd.pilots[b] = byte(best)
-	hp := uint64(best) * pilotMul
-	for _, h := range hs {
-		s := reduce(h^hp, slots)
-		if o := bd.owner[s]; o != 0 {
-			bd.evict(o - 1)
-			bd.stack = append(bd.stack, o-1)
-		}
-		bd.owner[s] = b + 1
-		bd.setTaken(s)
-	}
-	return true
+	return best
 }
 
 // evict frees the slots of placed bucket b.

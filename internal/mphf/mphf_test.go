@@ -245,6 +245,17 @@ func TestBuildSmall(t *testing.T) {
 	assert.Equal(t, uint64(0), tab.Lookup(99)) // any key: index < N = 1
 }
 
+// TestBuildSizes sweeps the sizes where the first buckets are largest
+// relative to the table, for several seeds and key shapes.
+func TestBuildSizes(t *testing.T) {
+	for n := 101; n <= 5000; n += 1 + n/8 {
+		for seed := range uint64(4) {
+			buildBijection(t, randomKeys(n, uint64(n)*100+seed), seed)
+			buildBijection(t, sequentialKeys(2025550000+seed*7919, n), seed)
+		}
+	}
+}
+
 func TestBuildSequential(t *testing.T) {
 	buildBijection(t, sequentialKeys(2025550000, 10000), 0)
 	buildBijection(t, sequentialKeys(0, 10000), 1)
