@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/lnpdb/lnpdb/internal/gen"
+)
+
+func init() {
+	register(command{name: "gen", summary: "write a synthetic source directory of any size (for benchmarks and demos)", run: runGen})
+}
+
+func runGen(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "gen", "OUT_DIR")
+	var cfg gen.Config
+	fs.Int64Var(&cfg.Seed, "seed", 1, "random `seed`: the same flags write the same bytes")
+	fs.IntVar(&cfg.Ported, "ported", 1_000_000, "ported numbers (`rows` of ported.csv)")
+	fs.IntVar(&cfg.Codes, "codes", 0, "assigned NPA-NXX codes (0: max(500, ported/2000))")
+	fs.IntVar(&cfg.Carriers, "carriers", 0, "carriers (0: scaled to the output, 30 to 3000)")
+	fs.Float64Var(&cfg.Messaging, "messaging", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
+	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
+	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err) // a bad flag is a usage error: exit 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: want exactly one OUT_DIR", errUsage)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg.Progress = e.stderr
+	dir := fs.Arg(0)
+	start := time.Now()
+	st, err := gen.Generate(ctx, dir, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %d carriers, %d rate centers, %d codes (%d block rows), %d LRNs, %d ported, %d messaging, %d cnam, %d trust; %s in %s\n",
+		dir, st.Carriers, st.RateCenters, st.Codes, st.Blocks, st.LRNs, st.Ported, st.Messaging, st.CNAM, st.Trust,
+		humanBytes(st.Bytes), time.Since(start).Round(time.Millisecond))
+	return nil
+}
