@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/lnpdb/lnpdb/messaging"
+	"github.com/lnpdb/lnpdb/trust"
+)
+
+func init() {
+	register(command{
+		name:    "lookup",
+		summary: "look numbers up in a table and print the REST response bodies",
+		run:     runLookup,
+	})
+}
+
+// errorBody is the CONTRACT §6 error body, with the texts the REST API
+// answers (internal/httpapi).
+type errorBody struct {
+	Error   string `json:"error"`
+	Code    string `json:"code"`
+	Details string `json:"details"`
+}
+
+var (
+	invalidBody = errorBody{
+		Error:   "Invalid phone number format",
+		Code:    "INVALID_PHONE_NUMBER",
+		Details: "Phone number must be 11 digits starting with 1",
+	}
+	notFoundBody = errorBody{
+		Error:   "Number not found",
+		Code:    "NUMBER_NOT_FOUND",
+		Details: "The number's NPA-NXX code is not assigned to any carrier",
+	}
+	internalBody = errorBody{
+		Error:   "Internal server error",
+		Code:    "INTERNAL_ERROR",
+		Details: "The lookup failed; see the error output",
+	}
+)
+
+// bodyFor returns the error body for a lookup error.
+func bodyFor(err error) errorBody {
+	switch {
+	case errors.Is(err, lnpdb.ErrInvalidNumber):
+		return invalidBody
+	case errors.Is(err, lnpdb.ErrNotFound):
+		return notFoundBody
+	}
+	return internalBody
+}
+
+// runLookup prints, for each number, one line holding exactly the JSON body
+// the REST API answers: the lookup's result or the error body. It fails (exit
+// status 1) after printing them all when any lookup failed.
+func runLookup(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "lookup", "NUMBER...")
+	dbPath := fs.String("db", "", "table `file` to read (default: build the embedded sample into a temporary directory)")
+	enhanced := fs.Bool("enhanced", false, "add enhanced_lrn_data (type lrn)")
+	withMessaging := fs.Bool("messaging", false, "add the messaging object (type lrn)")
+	typ := fs.String("type", "lrn", "lookup `type`: lrn, cnam, messaging or trust")
+	now := fs.String("now", "", "score trust as at this RFC 3339 `time` (default: the clock)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	numbers := fs.Args()
+	if len(numbers) == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: no numbers given", errUsage)
+	}
+	var topt trust.Options
+	if *now != "" {
+		t, err := time.Parse(time.RFC3339, *now)
+		if err != nil {
+			return fmt.Errorf("%w: --now: %v", errUsage, err)
+		}
+		topt.Now = t
+	}
+	switch *typ {
+	case "lrn":
+	case "cnam", "messaging", "trust":
+		if *enhanced || *withMessaging {
+			return fmt.Errorf("%w: --enhanced and --messaging apply to --type lrn only", errUsage)
+		}
+	default:
+		return fmt.Errorf("%w: unknown --type %q (want lrn, cnam, messaging or trust)", errUsage, *typ)
+	}
+
+	path := *dbPath
+	if path == "" {
+		dir, err := os.MkdirTemp("", "lnpdb-lookup-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "sample.lnpdb")
+		if _, err := format.Build(ctx, lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+			return fmt.Errorf("building the sample table: %w", err)
+		}
+	}
+	db, err := format.Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	w := bufio.NewWriter(e.stdout)
+	failed := 0
+	emit := func(v any, err error) error {
+		if err != nil {
+			failed++
+			body := bodyFor(err)
+			if body.Code == internalBody.Code {
+				fmt.Fprintf(e.stderr, "lnpdb lookup: %v\n", err)
+			}
+			v = body
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+		return w.WriteByte('\n')
+	}
+	switch *typ {
+	case "lrn":
+		for _, a := range lrn.LookupMany(db, numbers, lrn.Options{Enhanced: *enhanced, Messaging: *withMessaging}, nil) {
+			if err := emit(a.Result, a.Err); err != nil {
+				return err
+			}
+		}
+	default:
+		for _, n := range numbers {
+			var (
+				v   any
+				err error
+			)
+			switch *typ {
+			case "cnam":
+				v, err = cnam.Lookup(db, n)
+			case "messaging":
+				v, err = messaging.Lookup(db, n)
+			case "trust":
+				v, err = trust.Lookup(db, n, topt)
+			}
+			if err := emit(v, err); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d lookups failed", failed, len(numbers))}
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+)
+
+// lookupGolden is an entry of the lookup packages' golden files
+// (testdata/golden), which hold the REST bodies the command must print.
+type lookupGolden struct {
+	Case      string          `json:"case"`
+	Number    string          `json:"number"`
+	Enhanced  bool            `json:"enhanced"`
+	Messaging bool            `json:"messaging"`
+	Body      json.RawMessage `json:"body"`
+}
+
+func TestLookupPrintsTheGoldenBodies(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	for _, typ := range []string{"lrn", "cnam", "messaging", "trust"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", typ+".json"))
+		require.NoError(t, err)
+		var cases []lookupGolden
+		require.NoError(t, json.Unmarshal(b, &cases))
+
+		// One run per set of flags, with all of its numbers.
+		type flags struct{ enhanced, messaging bool }
+		groups := map[flags][]lookupGolden{}
+		var order []flags
+		for _, c := range cases {
+			f := flags{c.Enhanced, c.Messaging}
+			if _, ok := groups[f]; !ok {
+				order = append(order, f)
+			}
+			groups[f] = append(groups[f], c)
+		}
+		for _, f := range order {
+			args := []string{"lookup", "--db", table, "--type", typ, "--now", "2026-11-22T00:00:00Z"}
+			if typ != "trust" {
+				args = args[:len(args)-2]
+			}
+			if f.enhanced {
+				args = append(args, "--enhanced")
+			}
+			if f.messaging {
+				args = append(args, "--messaging")
+			}
+			wantCode := 0
+			var want strings.Builder
+			for _, c := range groups[f] {
+				args = append(args, c.Number)
+				var compact bytes.Buffer
+				require.NoError(t, json.Compact(&compact, c.Body))
+				want.WriteString(compact.String() + "\n")
+				if strings.Contains(compact.String(), `"code":`) {
+					wantCode = 1
+				}
+			}
+			code, out, errs := runCmd(t, args...)
+			assert.Equal(t, want.String(), out, "%v", args)
+			assert.Equal(t, wantCode, code, "%v: %s", args, errs)
+			if wantCode != 0 {
+				assert.Contains(t, errs, "lookups failed")
+			}
+		}
+	}
+}
+
+func TestLookupBuildsTheSampleWithoutDB(t *testing.T) {
+	code, out, errs := runCmd(t, "lookup", "+1 202 555 0199")
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, `{"lrn":"12025550199","phone_number":"12025550199"}`+"\n", out)
+}
+
+func TestLookupUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"lookup"},
+		{"lookup", "--type", "carrier", "12025550123"},
+		{"lookup", "--type", "cnam", "--enhanced", "12025550123"},
+		{"lookup", "--now", "yesterday", "12025550123"},
+	} {
+		code, out, errs := runCmd(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.NotEmpty(t, errs, "%v", args)
+	}
+	code, _, errs := runCmd(t, "lookup", "--db", filepath.Join(t.TempDir(), "missing.lnpdb"), "12025550123")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "missing.lnpdb")
+}

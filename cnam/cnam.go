@@ -1,0 +1,179 @@
+package cnam
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+)
+
+// The sentinel errors of a lookup. They are the same values as the root
+// package's, so errors.Is matches either name.
+var (
+	// ErrInvalidNumber: the input is not a valid NANP number.
+	ErrInvalidNumber = lnpdb.ErrInvalidNumber
+	// ErrNotFound: the number is not ported and its NPA-NXX code is vacant.
+	ErrNotFound = lnpdb.ErrNotFound
+	// ErrClosed: the table has been closed.
+	ErrClosed = lnpdb.ErrClosed
+)
+
+// MaxLen is the longest caller name CNAM delivers, in characters.
+const MaxLen = 15
+
+// Wireless is the name a switch shows for a wireless number without a CNAM
+// record.
+const Wireless = "WIRELESS CALLER"
+
+// Source says which rule produced a caller name.
+type Source uint8
+
+const (
+	// SourceRecord: the number's own CNAM record.
+	SourceRecord Source = iota + 1
+	// SourceWireless: no record, and the current carrier is wireless.
+	SourceWireless
+	// SourceLocation: no record; the rate center's city and state.
+	SourceLocation
+)
+
+// String returns "record", "wireless" or "location".
+func (s Source) String() string {
+	switch s {
+	case SourceRecord:
+		return "record"
+	case SourceWireless:
+		return "wireless"
+	case SourceLocation:
+		return "location"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Result is the body of POST /api/v1/cnam.
+type Result struct {
+	// PhoneNumber is the canonical 11-digit number.
+	PhoneNumber string `json:"phone_number"`
+	// CNAM is the caller name, at most MaxLen characters.
+	CNAM string `json:"cnam"`
+	// Source says which rule produced CNAM; the wire does not carry it.
+	Source Source `json:"-"`
+}
+
+// Lookup answers the caller name of number, in any form CONTRACT §1
+// accepts (CONTRACT §3):
+//
+//  1. the number's CNAM record;
+//  2. else [Wireless] when the current carrier (the ported record's SPID,
+//     else the OCN of the most specific block row) has carrier type
+//     WIRELESS;
+//  3. else the city and state of the number's rate center in capitals, as
+//     "WASHINGTON DC", the city cut short so that the whole fits MaxLen
+//     characters (the state survives: "SALT LAKE CI UT"); the rate center's
+//     name stands in for an empty city.
+//
+// A number that is not ported and whose NPA-NXX code is vacant is
+// [ErrNotFound], whatever records it has; an unparsable one is
+// [ErrInvalidNumber]. Other errors are as for lrn.Lookup: [ErrClosed], or a
+// wrapped corruption error that matches format.ErrCorrupt.
+//
+// Lookup is safe for concurrent use. A record's name is decompressed from
+// the table's CNAM section, and the location fallback builds its name (one
+// allocation); the wireless fallback allocates nothing for a canonical
+// input.
+func Lookup(db *format.DB, number string) (Result, error) {
+	n, canonical, err := nanp.Parse(number)
+	if err != nil {
+		return Result{}, ErrInvalidNumber
+	}
+	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldCNAM)
+	if err != nil {
+		return Result{}, dbError(err)
+	}
+	if !rec.Ported.OK && !rec.Block.Assigned {
+		return Result{}, ErrNotFound
+	}
+	if !canonical {
+		number = n.String()
+	}
+	r := Result{PhoneNumber: number}
+	c := rec.Block.Carrier
+	if rec.Ported.OK {
+		c = rec.Ported.Carrier
+	}
+	switch {
+	case rec.CNAM.OK:
+		r.CNAM, r.Source = rec.CNAM.Name, SourceRecord
+	case c != nil && strings.EqualFold(c.Type, "WIRELESS"):
+		r.CNAM, r.Source = Wireless, SourceWireless
+	default:
+		r.CNAM, r.Source = location(rec.Block.RateCenter), SourceLocation
+	}
+	return r, nil
+}
+
+// location returns "CITY ST" for rc in capitals, at most MaxLen characters.
+func location(rc *format.RateCenter) string {
+	if rc == nil {
+		return ""
+	}
+	city := strings.TrimSpace(rc.City)
+	if city == "" {
+		city = strings.TrimSpace(rc.Name)
+	}
+	state := strings.TrimSpace(rc.State)
+	if state == "" {
+		return upper(strings.TrimSpace(truncate(city, MaxLen)), "")
+	}
+	room := MaxLen - 1 - utf8.RuneCountInString(state)
+	if room <= 0 {
+		return upper(truncate(state, MaxLen), "")
+	}
+	city = strings.TrimSpace(truncate(city, room))
+	if city == "" {
+		return upper(state, "")
+	}
+	return upper(city, state)
+}
+
+// upper returns a, and " " and b when b is not empty, in capitals, with one
+// allocation.
+func upper(a, b string) string {
+	var sb strings.Builder
+	sb.Grow(len(a) + 1 + len(b))
+	for _, r := range a {
+		sb.WriteRune(unicode.ToUpper(r))
+	}
+	if b != "" {
+		sb.WriteByte(' ')
+		for _, r := range b {
+			sb.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	return sb.String()
+}
+
+// truncate returns the first n characters of s.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// dbError passes ErrClosed through and wraps anything else (a corrupt
+// table) so that errors.Is(err, format.ErrCorrupt) still matches.
+func dbError(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("cnam: %w", err)
+}

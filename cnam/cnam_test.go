@@ -1,0 +1,79 @@
+package cnam_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+)
+
+// The golden numbers, by the rule of CONTRACT §3 they take in the sample.
+var cnamCases = []golden{
+	{Case: "record, on a ported wireless number", Number: "12014814567", branch: cnam.SourceRecord},
+	{Case: "record", Number: "12025558258", branch: cnam.SourceRecord},
+	{Case: "no record, wireless code", Number: "12014810234", branch: cnam.SourceWireless},
+	{Case: "no record, ported from a landline to wireless", Number: "12037769497", branch: cnam.SourceWireless},
+	{Case: "no record, ported from wireless to VoIP: location", Number: "12025550123", branch: cnam.SourceLocation},
+	{Case: "no record, landline pooled block: city and state", Number: "12052890234", branch: cnam.SourceLocation},
+	{Case: "no record, VoIP code: location", Number: "18084160123", branch: cnam.SourceLocation},
+	{Case: "no record, long city cut to fit 15 characters", Number: "13865100123", branch: cnam.SourceLocation},
+	{Case: "input with punctuation", Number: "(201) 481-4567", branch: cnam.SourceRecord},
+	{Case: "vacant code", Number: "12025560123", branch: cnam.ErrNotFound},
+	{Case: "invalid", Number: "1202555012", branch: cnam.ErrInvalidNumber},
+}
+
+func TestGolden(t *testing.T) {
+	db := testdb.Sample(t)
+	got := make([]golden, len(cnamCases))
+	for i, c := range cnamCases {
+		r, err := cnam.Lookup(db, c.Number)
+		if want, ok := c.branch.(error); ok {
+			assert.ErrorIs(t, err, want, c.Case)
+		} else {
+			assert.Equal(t, c.branch, r.Source, c.Case)
+			assert.LessOrEqual(t, len([]rune(r.CNAM)), cnam.MaxLen, c.Case)
+		}
+		c.Body = wireBody(t, r, err)
+		got[i] = c
+	}
+	checkGolden(t, "cnam.json", got)
+}
+
+func TestErrorsAreTheRootSentinels(t *testing.T) {
+	assert.Same(t, lnpdb.ErrInvalidNumber, cnam.ErrInvalidNumber)
+	assert.Same(t, lnpdb.ErrNotFound, cnam.ErrNotFound)
+	assert.Same(t, lnpdb.ErrClosed, cnam.ErrClosed)
+}
+
+func TestClosed(t *testing.T) {
+	db := testdb.Open(t, lnpdb.Sample())
+	assert.NoError(t, db.Close())
+	_, err := cnam.Lookup(db, "12025550123")
+	assert.ErrorIs(t, err, cnam.ErrClosed)
+}
+
+func TestWirelessAllocatesNothing(t *testing.T) {
+	// A record's name is decompressed from the table and the location is
+	// built, so those allocate; the wireless fallback and a miss do not.
+	db := testdb.Sample(t)
+	for _, n := range []string{"12014810234", "12025560123"} {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = cnam.Lookup(db, n) }), n)
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	db := testdb.Sample(b)
+	for _, c := range []struct{ name, number string }{
+		{"record", "12014814567"}, {"wireless", "12014810234"}, {"location", "12052890234"}, {"vacant", "12025560123"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = cnam.Lookup(db, c.number)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package lrn_test
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/gen"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+)
+
+var benchPorted = flag.Int("bench.ported", 1_000_000, "ported numbers in the generated table of the Large benchmarks (0 skips them)")
+
+var large struct {
+	once    sync.Once
+	db      *format.DB
+	numbers []string
+	err     error
+}
+
+// largeTable generates and builds a table with -bench.ported ported numbers
+// once per test binary, and returns it with random canonical numbers to look
+// up: half ported numbers, half random valid numbers (mostly misses).
+func largeTable(b *testing.B) (*format.DB, []string) {
+	if *benchPorted == 0 || testing.Short() {
+		b.Skip("-bench.ported=0 or -short")
+	}
+	large.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lnpdb-bench-")
+		if err != nil {
+			large.err = err
+			return
+		}
+		// The table stays mapped for the whole run; its directory is removed
+		// at once, which unlinks the files but keeps the mapping valid.
+		defer os.RemoveAll(dir)
+		src := filepath.Join(dir, "src")
+		if _, err := gen.Generate(context.Background(), src, gen.Config{Seed: 1, Ported: *benchPorted,
+			Messaging: gen.DefaultMessaging, CNAM: gen.DefaultCNAM, Trust: gen.DefaultTrust}); err != nil {
+			large.err = err
+			return
+		}
+		path := filepath.Join(dir, "bench.lnpdb")
+		if _, err := format.Build(context.Background(), os.DirFS(src), path, format.BuildOptions{}); err != nil {
+			large.err = err
+			return
+		}
+		if large.db, large.err = format.Open(path); large.err != nil {
+			return
+		}
+		// Sample the ported numbers (reservoir sampling keeps memory flat
+		// whatever the table size), then write the numbers to look up
+		// afresh, next to each other, as a caller's request batch would be.
+		rng := rand.New(rand.NewPCG(1, 2))
+		const count = 1 << 16
+		var ported []nanp.Number
+		seen := 0
+		readTNs(b, filepath.Join(src, gen.FilePorted), func(n nanp.Number) {
+			if seen++; len(ported) < count/2 {
+				ported = append(ported, n)
+			} else if k := rng.IntN(seen); k < count/2 {
+				ported[k] = n
+			}
+		})
+		large.numbers = make([]string, count)
+		for i := range large.numbers {
+			n := ported[rng.IntN(len(ported))]
+			for i%2 == 1 {
+				if n = nanp.Number(2_000_000_000 + rng.Uint64N(8_000_000_000)); n.Valid() {
+					break
+				}
+			}
+			large.numbers[i] = n.String()
+		}
+	})
+	if large.err != nil {
+		b.Fatal(large.err)
+	}
+	return large.db, large.numbers
+}
+
+// readTNs calls fn with the tn column of every data row of a generated CSV
+// file.
+func readTNs(b *testing.B, path string, fn func(nanp.Number)) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		b.Fatal(err)
+	}
+	col := slices.Index(header, "tn")
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := nanp.ParseDigits(rec[col])
+		if err != nil {
+			b.Fatal(err)
+		}
+		fn(n)
+	}
+}
+
+func BenchmarkLargeLookup(b *testing.B) {
+	db, numbers := largeTable(b)
+	for _, bo := range benchOptions {
+		b.Run(bo.name, func(b *testing.B) { benchLookup(b, db, numbers, bo.opt) })
+	}
+}
+
+func BenchmarkLargeBatch(b *testing.B) {
+	db, numbers := largeTable(b)
+	benchBatch(b, db, numbers)
+}

@@ -1,0 +1,187 @@
+package lrn
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/messaging"
+)
+
+// The sentinel errors of a lookup. They are the same values as the root
+// package's, so errors.Is matches either name.
+var (
+	// ErrInvalidNumber: the input is not a valid NANP number (CONTRACT §1).
+	ErrInvalidNumber = lnpdb.ErrInvalidNumber
+	// ErrNotFound: the number is not ported and its NPA-NXX code is vacant.
+	ErrNotFound = lnpdb.ErrNotFound
+	// ErrClosed: the table has been closed.
+	ErrClosed = lnpdb.ErrClosed
+)
+
+// Options selects what a lookup adds to the LRN.
+type Options struct {
+	// Enhanced adds the carrier and rate center data (enhanced_lrn_data).
+	Enhanced bool
+	// Messaging adds the messaging provider (messaging).
+	Messaging bool
+}
+
+// fields returns what the table must read for o: the ported record always
+// (resolution step 1), the messaging record when asked for. Block data, which
+// enhanced data comes from, is always read.
+func (o Options) fields() format.Fields {
+	if o.Messaging {
+		return format.FieldPorted | format.FieldMessaging
+	}
+	return format.FieldPorted
+}
+
+// Source says how the LRN was resolved (CONTRACT §2 steps 1–3).
+type Source uint8
+
+const (
+	// SourcePorted: the number's own ported record (NPAC subscription version).
+	SourcePorted Source = iota + 1
+	// SourcePooled: the LRN of the number's pooled thousands-block.
+	SourcePooled
+	// SourceCode: neither; the number routes on itself in its assigned code.
+	SourceCode
+)
+
+// String returns "ported", "pooled" or "code".
+func (s Source) String() string {
+	switch s {
+	case SourcePorted:
+		return "ported"
+	case SourcePooled:
+		return "pooled"
+	case SourceCode:
+		return "code"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Result is the answer to an LRN lookup. It marshals with encoding/json to
+// exactly the REST body of POST /api/v1/lrn.
+//
+// Its strings point into the table's dictionaries; they stay valid after
+// the table is closed (they are ordinary Go strings).
+type Result struct {
+	// LRN is the local routing number, 11 digits with a leading 1.
+	LRN string `json:"lrn"`
+	// PhoneNumber is the looked-up number, canonical 11 digits.
+	PhoneNumber string `json:"phone_number"`
+	// ActivatedAt is when the LRN took effect (port or block activation);
+	// zero, and left off the wire, when unknown or when the number routes on
+	// itself.
+	ActivatedAt lnpdb.Time `json:"lrn_activated_at,omitzero"`
+	// Enhanced is the carrier and location; zero unless Options.Enhanced.
+	Enhanced Enhanced `json:"enhanced_lrn_data,omitzero"`
+	// Messaging is the messaging provider; zero unless Options.Messaging.
+	Messaging messaging.Info `json:"messaging,omitzero"`
+
+	// Ported reports that the number has a ported record.
+	Ported bool `json:"-"`
+	// Source says which resolution step produced LRN.
+	Source Source `json:"-"`
+	// SPID is the current carrier's SPID (= OCN): the ported record's new
+	// current SPID, else the OCN of the number's most specific block row.
+	SPID string `json:"-"`
+}
+
+// Lookup resolves number, in any form CONTRACT §1 accepts, to its LRN
+// (CONTRACT §2), in this order:
+//
+//  1. the number's ported record: its LRN and activation time;
+//  2. else the LRN of its pooled thousands-block: the block's LRN and
+//     activation time;
+//  3. else, when its NPA-NXX code is assigned, the number itself, with no
+//     activation time;
+//  4. else [ErrNotFound].
+//
+// An unparsable number is [ErrInvalidNumber]; a closed table [ErrClosed].
+// Any other error reports a damaged table: it wraps a *format.CorruptError,
+// so errors.Is(err, format.ErrCorrupt) matches it; treat it as an internal
+// error.
+//
+// Lookup is safe for concurrent use. For an input already in canonical form
+// (11 digits starting with 1) it allocates nothing, with or without
+// enhanced and messaging data.
+func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
+	n, canonical, err := nanp.Parse(number)
+	if err != nil {
+		return Result{}, ErrInvalidNumber
+	}
+	rec, err := db.Get(uint64(n), opt.fields())
+	if err != nil {
+		return Result{}, dbError(err)
+	}
+	if !canonical {
+		number = n.String()
+	}
+	if !resolve(&r, &rec, number, opt) {
+		return Result{}, ErrNotFound
+	}
+	return r, nil
+}
+
+// resolve sets every field of r from rec for the number whose canonical
+// form is phone, and reports false when the number is vacant (r is then
+// unspecified). It overwrites r whole, so that LookupMany can reuse a
+// caller's slice without clearing it first.
+func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
+	b := &rec.Block
+	c := b.Carrier
+	var (
+		lrn    string
+		at     int64
+		source Source
+	)
+	switch p := &rec.Ported; {
+	case p.OK:
+		c, lrn, at, source = p.Carrier, p.LRN, p.ActivatedAt, SourcePorted
+	case b.LRN != "":
+		lrn, at, source = b.LRN, b.ActivatedAt, SourcePooled
+	case b.Assigned:
+		lrn, source = phone, SourceCode
+	default:
+		return false
+	}
+	// Field by field rather than *r = Result{...}: the composite literal
+	// zeroes and copies the whole struct, a third of the cost of a cached
+	// lookup.
+	r.LRN = lrn
+	r.PhoneNumber = phone
+	r.ActivatedAt = lnpdb.Unix(at)
+	r.Ported = source == SourcePorted
+	r.Source = source
+	r.SPID = ""
+	if c != nil {
+		r.SPID = c.OCN
+	}
+	switch {
+	case opt.Enhanced:
+		setEnhanced(&r.Enhanced, c, b.RateCenter)
+	case !r.Enhanced.IsZero():
+		r.Enhanced = Enhanced{}
+	}
+	switch {
+	case opt.Messaging:
+		r.Messaging = messaging.FromRecord(rec)
+	case !r.Messaging.IsZero():
+		r.Messaging = messaging.Info{}
+	}
+	return true
+}
+
+// dbError passes ErrClosed through and wraps anything else (a corrupt
+// table) so that errors.Is(err, format.ErrCorrupt) still matches.
+func dbError(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("lrn: %w", err)
+}

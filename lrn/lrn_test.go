@@ -1,0 +1,179 @@
+package lrn_test
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/lrn"
+)
+
+func TestErrorsAreTheRootSentinels(t *testing.T) {
+	assert.Same(t, lnpdb.ErrInvalidNumber, lrn.ErrInvalidNumber)
+	assert.Same(t, lnpdb.ErrNotFound, lrn.ErrNotFound)
+	assert.Same(t, lnpdb.ErrClosed, lrn.ErrClosed)
+}
+
+func TestZeroAllocs(t *testing.T) {
+	db := testdb.Sample(t)
+	for _, opt := range []lrn.Options{{}, {Enhanced: true}, {Messaging: true}, {Enhanced: true, Messaging: true}} {
+		for _, n := range []string{"12025550123", "12052890234", "12014810234"} {
+			_, err := lrn.Lookup(db, n, opt)
+			require.NoError(t, err)
+			allocs := testing.AllocsPerRun(100, func() { _, _ = lrn.Lookup(db, n, opt) })
+			assert.Zero(t, allocs, "Lookup(%s, %+v)", n, opt)
+		}
+	}
+	// Misses and invalid input allocate nothing either.
+	for _, n := range []string{"12025560123", "12345", "1202555O123"} {
+		allocs := testing.AllocsPerRun(100, func() { _, _ = lrn.Lookup(db, n, lrn.Options{Enhanced: true}) })
+		assert.Zero(t, allocs, "Lookup(%s)", n)
+	}
+}
+
+func TestLookupManyZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	db := testdb.Sample(t)
+	numbers := benchNumbers(t, 1000)
+	out := lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, nil)
+	allocs := testing.AllocsPerRun(20, func() {
+		out = lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, out[:0])
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestLookupMany(t *testing.T) {
+	db := testdb.Sample(t)
+	numbers := append(benchNumbers(t, 700), "bogus", "+1 (201) 481-0234", "12025560123")
+	prefix := lrn.Answer{Err: lrn.ErrNotFound}
+	var out []lrn.Answer
+	// Reusing one slice across options: nothing of an earlier call's answers
+	// may survive in a later one.
+	for _, opt := range []lrn.Options{{Enhanced: true, Messaging: true}, {}, {Messaging: true}, {Enhanced: true}, {}} {
+		out = lrn.LookupMany(db, numbers, opt, append(out[:0], prefix))
+		require.Len(t, out, 1+len(numbers))
+		assert.Equal(t, prefix, out[0], "LookupMany appends")
+		for i, n := range numbers {
+			r, err := lrn.Lookup(db, n, opt)
+			assert.Equal(t, lrn.Answer{Result: r, Err: err}, out[1+i], "%s %+v", n, opt)
+		}
+	}
+	assert.Empty(t, lrn.LookupMany(db, nil, lrn.Options{}, nil))
+}
+
+func TestClosed(t *testing.T) {
+	db := testdb.Open(t, lnpdb.Sample())
+	require.NoError(t, db.Close())
+	_, err := lrn.Lookup(db, "12025550123", lrn.Options{Enhanced: true})
+	assert.ErrorIs(t, err, lrn.ErrClosed)
+	for _, a := range lrn.LookupMany(db, []string{"12025550123", "bogus"}, lrn.Options{}, nil) {
+		assert.Error(t, a.Err)
+	}
+	assert.ErrorIs(t, lrn.LookupMany(db, []string{"12025550123"}, lrn.Options{}, nil)[0].Err, lrn.ErrClosed)
+}
+
+func TestResultJSONOmitsWhatWasNotAsked(t *testing.T) {
+	db := testdb.Sample(t)
+	r, err := lrn.Lookup(db, "12014810234", lrn.Options{})
+	require.NoError(t, err)
+	assert.True(t, r.Enhanced.IsZero())
+	assert.True(t, r.Messaging.IsZero())
+	assert.True(t, r.ActivatedAt.IsZero())
+	r, err = lrn.Lookup(db, "12014810234", lrn.Options{Enhanced: true, Messaging: true})
+	require.NoError(t, err)
+	assert.False(t, r.Enhanced.IsZero())
+	assert.False(t, r.Messaging.IsZero())
+}
+
+// benchNumbers returns count canonical numbers over the sample, a quarter
+// of them ported and the rest spread over its codes and thousands-blocks,
+// with one in eight in a vacant code.
+func benchNumbers(t testing.TB, count int) []string {
+	t.Helper()
+	var ported, prefixes []string
+	readSample(t, "ported.csv", func(r map[string]string) {
+		tn := r["tn"]
+		if len(tn) == 10 {
+			tn = "1" + tn
+		}
+		ported = append(ported, tn)
+	})
+	readSample(t, "blocks.csv", func(r map[string]string) {
+		prefixes = append(prefixes, "1"+r["npa"]+r["nxx"]+strings.Trim(r["x"], "Aa"))
+	})
+	require.NotEmpty(t, ported)
+	require.NotEmpty(t, prefixes)
+	out := make([]string, count)
+	for i := range out {
+		switch {
+		case i%4 == 0:
+			out[i] = ported[i/4%len(ported)]
+		case i%8 == 1:
+			out[i] = fmt.Sprintf("1202556%04d", i%10000) // 202-556 is vacant in the sample
+		default:
+			p := prefixes[i%len(prefixes)]
+			out[i] = p + fmt.Sprintf("%04d", i*7919%10000)[len(p)-7:]
+		}
+	}
+	return out
+}
+
+// readSample calls fn with each row of the embedded sample's file name, as
+// a map from column name to value.
+func readSample(t testing.TB, name string, fn func(map[string]string)) {
+	t.Helper()
+	f, err := lnpdb.Sample().Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	for _, row := range rows[1:] {
+		m := map[string]string{}
+		for i, col := range rows[0] {
+			m[col] = row[i]
+		}
+		fn(m)
+	}
+}
+
+// Lookups from many goroutines while the table closes see either answers
+// or ErrClosed, never a crash or a torn answer.
+func TestConcurrentWithClose(t *testing.T) {
+	db := testdb.Open(t, lnpdb.Sample())
+	numbers := benchNumbers(t, 512)
+	want := lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, nil)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			var out []lrn.Answer
+			for range 50 {
+				if g%2 == 0 {
+					out = lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, out[:0])
+				} else {
+					out = out[:0]
+					for _, n := range numbers {
+						r, err := lrn.Lookup(db, n, lrn.Options{Enhanced: true, Messaging: true})
+						out = append(out, lrn.Answer{Result: r, Err: err})
+					}
+				}
+				for i, a := range out {
+					if !errors.Is(a.Err, lrn.ErrClosed) {
+						assert.Equal(t, want[i], a, numbers[i])
+					}
+				}
+			}
+		})
+	}
+	require.NoError(t, db.Close())
+	wg.Wait()
+}

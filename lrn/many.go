@@ -1,0 +1,101 @@
+package lrn
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+)
+
+// Answer is one number's answer in a batch: its Result, or the error
+// [Lookup] would have returned for it.
+type Answer struct {
+	Result
+	// Err is nil, ErrInvalidNumber, ErrNotFound, ErrClosed or a wrapped
+	// corruption error, as from Lookup; Result is zero when Err is set.
+	Err error `json:"-"`
+}
+
+// batchSize is how many numbers go to one format.DB.GetMany call: enough
+// independent reads in flight to hide memory latency, few enough that the
+// scratch records stay in cache.
+const batchSize = 256
+
+// scratch is the per-call working memory of LookupMany, pooled so that a
+// steady stream of batches allocates nothing. The records it holds point
+// into a table's dictionaries; the pool drops them at the next garbage
+// collections, so a closed table is not kept alive for long.
+type scratch struct {
+	tns    []uint64
+	idx    []int
+	phones []string
+	recs   []format.Record
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{
+		tns:    make([]uint64, 0, batchSize),
+		idx:    make([]int, 0, batchSize),
+		phones: make([]string, 0, batchSize),
+		recs:   make([]format.Record, batchSize),
+	}
+}}
+
+// LookupMany looks up every number in numbers as [Lookup] does and appends
+// one Answer per number, in order, to out, returning the extended slice:
+//
+//	answers = lrn.LookupMany(db, numbers, opt, answers[:0])
+//
+// It parses all numbers first and then reads the valid ones from the table
+// in batches with [format.DB.GetMany], which overlaps their memory accesses:
+// on a table larger than the CPU caches it answers more numbers per second
+// than a loop over Lookup. Reusing out, it allocates nothing for canonical
+// inputs.
+//
+// LookupMany is safe for concurrent use.
+func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []Answer {
+	out = slices.Grow(out, len(numbers))
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	f := opt.fields()
+	for len(numbers) > 0 {
+		chunk := numbers[:min(batchSize, len(numbers))]
+		numbers = numbers[len(chunk):]
+		base := len(out)
+		out = out[:base+len(chunk)]
+		s.tns, s.idx, s.phones = s.tns[:0], s.idx[:0], s.phones[:0]
+		for k, num := range chunk {
+			n, canonical, err := nanp.Parse(num)
+			if err != nil {
+				out[base+k] = Answer{Err: ErrInvalidNumber}
+				continue
+			}
+			if !canonical {
+				num = n.String()
+			}
+			s.tns = append(s.tns, uint64(n))
+			s.idx = append(s.idx, base+k)
+			s.phones = append(s.phones, num)
+		}
+		if len(s.tns) == 0 {
+			continue
+		}
+		recs := s.recs[:len(s.tns)]
+		if err := db.GetMany(s.tns, f, recs); err != nil {
+			err = dbError(err)
+			for _, i := range s.idx {
+				out[i] = Answer{Err: err}
+			}
+			continue
+		}
+		for j, i := range s.idx {
+			a := &out[i]
+			a.Err = nil
+			if !resolve(&a.Result, &recs[j], s.phones[j], opt) {
+				*a = Answer{Err: ErrNotFound}
+			}
+		}
+	}
+	return out
+}

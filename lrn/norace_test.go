@@ -1,0 +1,5 @@
+//go:build !race
+
+package lrn_test
+
+const raceEnabled = false

@@ -1,0 +1,18 @@
+// Package messaging answers messaging provider lookups (CONTRACT §4): which
+// provider delivers SMS and MMS to a US number, and whether it can receive
+// them.
+//
+// The answer is the number's own messaging record where there is one, else
+// the current carrier's default provider (the carrier of the ported record's
+// SPID, else of the number's most specific block row), else no provider and
+// not enabled. The country is always US, country code 1.
+//
+// [Lookup] answers the flat body of POST /api/v1/messaging; [FromRecord]
+// gives the nested messaging object of an LRN lookup, which package lrn uses.
+//
+//	r, err := messaging.Lookup(db, "12025550123")
+//	if errors.Is(err, messaging.ErrNotFound) { ... } // vacant NPA-NXX
+//	fmt.Println(r.Provider, r.Enabled)
+//
+// Every function is safe for concurrent use.
+package messaging

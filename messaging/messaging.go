@@ -1,0 +1,183 @@
+package messaging
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+)
+
+// The sentinel errors of a lookup. They are the same values as the root
+// package's, so errors.Is matches either name.
+var (
+	// ErrInvalidNumber: the input is not a valid NANP number.
+	ErrInvalidNumber = lnpdb.ErrInvalidNumber
+	// ErrNotFound: the number's NPA-NXX code is vacant and it is not ported.
+	ErrNotFound = lnpdb.ErrNotFound
+	// ErrClosed: the table has been closed.
+	ErrClosed = lnpdb.ErrClosed
+)
+
+// The country the table serves; the data carries it per record, and these
+// are what a number without a record answers.
+const (
+	DefaultCountry     = "US"
+	DefaultCountryCode = "1"
+)
+
+// Source says where an [Info] came from.
+type Source uint8
+
+const (
+	// SourceNone: neither a per-number record nor a carrier default exists;
+	// the number answers no provider, not enabled.
+	SourceNone Source = iota
+	// SourceRecord: the number's own messaging record.
+	SourceRecord
+	// SourceCarrierDefault: the current carrier's default messaging provider.
+	SourceCarrierDefault
+)
+
+// String returns "none", "record" or "carrier_default".
+func (s Source) String() string {
+	switch s {
+	case SourceRecord:
+		return "record"
+	case SourceCarrierDefault:
+		return "carrier_default"
+	case SourceNone:
+		return "none"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Info is the messaging object nested in an LRN response (CONTRACT §4). Its
+// zero value means "not requested": [Info.IsZero] reports it, so that a
+// struct field tagged omitzero leaves it out of the wire body.
+type Info struct {
+	// Provider is the messaging provider's name, "" when there is none.
+	Provider string `json:"provider"`
+	// Enabled reports whether the number can receive messages.
+	Enabled bool `json:"enabled"`
+	// Country is the ISO 3166 alpha-2 country, "US".
+	Country string `json:"country"`
+	// CountryCode is the E.164 country calling code, "1".
+	CountryCode string `json:"country_code"`
+	// ReferenceID is the messaging record's reference id, "" without one.
+	ReferenceID string `json:"reference_id"`
+	// Source says which rule produced the answer; the wire does not carry it.
+	Source Source `json:"-"`
+
+	present bool
+}
+
+// IsZero reports whether i was not filled in by a lookup (an answer with no
+// provider is not zero).
+func (i Info) IsZero() bool { return !i.present }
+
+// Result is the body of POST /api/v1/messaging: the flat form of [Info]
+// with the number it answers for.
+type Result struct {
+	// PhoneNumber is the canonical 11-digit number, e.g. 12025550123.
+	PhoneNumber string `json:"phone_number"`
+	// Provider, Enabled, Country, CountryCode and ReferenceID are the
+	// fields of [Info] of the same names.
+	Provider    string `json:"messaging_provider"`
+	Enabled     bool   `json:"messaging_enabled"`
+	Country     string `json:"messaging_country"`
+	CountryCode string `json:"messaging_country_code"`
+	ReferenceID string `json:"reference_id"`
+	// Source says which rule produced the answer; the wire does not carry it.
+	Source Source `json:"-"`
+}
+
+// FromRecord resolves the messaging answer for a record that was read with
+// at least [format.FieldPorted]|[format.FieldMessaging] (CONTRACT §4):
+//
+//  1. the number's own messaging record;
+//  2. else the current carrier's default provider, the current carrier being
+//     the ported record's SPID, else the OCN of the most specific block row;
+//  3. else no provider, not enabled.
+//
+// Country and country code come from the record, and are US and 1 when the
+// record leaves them empty or there is none. FromRecord does not check
+// whether the number is vacant; the caller does.
+func FromRecord(rec *format.Record) Info {
+	if m := &rec.Messaging; m.OK {
+		i := Info{
+			Provider:    m.Provider,
+			Enabled:     m.Enabled,
+			Country:     m.Country,
+			CountryCode: m.CountryCode,
+			ReferenceID: m.ReferenceID,
+			Source:      SourceRecord,
+			present:     true,
+		}
+		if i.Country == "" {
+			i.Country = DefaultCountry
+		}
+		if i.CountryCode == "" {
+			i.CountryCode = DefaultCountryCode
+		}
+		return i
+	}
+	c := rec.Block.Carrier
+	if rec.Ported.OK {
+		c = rec.Ported.Carrier
+	}
+	if c != nil && c.MessagingProvider != "" {
+		return Info{
+			Provider:    c.MessagingProvider,
+			Enabled:     c.MessagingEnabled,
+			Country:     DefaultCountry,
+			CountryCode: DefaultCountryCode,
+			Source:      SourceCarrierDefault,
+			present:     true,
+		}
+	}
+	return Info{Country: DefaultCountry, CountryCode: DefaultCountryCode, Source: SourceNone, present: true}
+}
+
+// Lookup answers the messaging lookup for number, in any form CONTRACT §1
+// accepts. A vacant number (no ported record, NPA-NXX code not assigned) is
+// [ErrNotFound]; an unparsable one is [ErrInvalidNumber].
+//
+// Lookup is safe for concurrent use. It allocates only to format the echoed
+// number when the input is not already canonical.
+func Lookup(db *format.DB, number string) (Result, error) {
+	n, canonical, err := nanp.Parse(number)
+	if err != nil {
+		return Result{}, ErrInvalidNumber
+	}
+	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldMessaging)
+	if err != nil {
+		return Result{}, dbError(err)
+	}
+	if !rec.Ported.OK && !rec.Block.Assigned {
+		return Result{}, ErrNotFound
+	}
+	if !canonical {
+		number = n.String()
+	}
+	i := FromRecord(&rec)
+	return Result{
+		PhoneNumber: number,
+		Provider:    i.Provider,
+		Enabled:     i.Enabled,
+		Country:     i.Country,
+		CountryCode: i.CountryCode,
+		ReferenceID: i.ReferenceID,
+		Source:      i.Source,
+	}, nil
+}
+
+// dbError passes ErrClosed through and wraps anything else (a corrupt
+// table) so that errors.Is(err, format.ErrCorrupt) still matches.
+func dbError(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("messaging: %w", err)
+}

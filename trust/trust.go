@@ -1,0 +1,216 @@
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+)
+
+// The sentinel errors of a lookup. They are the same values as the root
+// package's, so errors.Is matches either name.
+var (
+	// ErrInvalidNumber: the input is not a valid NANP number.
+	ErrInvalidNumber = lnpdb.ErrInvalidNumber
+	// ErrNotFound: the number is not ported and its NPA-NXX code is vacant.
+	ErrNotFound = lnpdb.ErrNotFound
+	// ErrClosed: the table has been closed.
+	ErrClosed = lnpdb.ErrClosed
+)
+
+// The trust levels.
+const (
+	LevelHigh   = "high"   // score 70 and above
+	LevelMedium = "medium" // 40 to 69
+	LevelLow    = "low"    // below 40
+)
+
+// The spam types a trust record carries; a number without one is SpamNone.
+const (
+	SpamNone         = "NONE"
+	SpamSpam         = "SPAM"
+	SpamScam         = "SCAM"
+	SpamRobocall     = "ROBOCALL"
+	SpamTelemarketer = "TELEMARKETER"
+)
+
+// The reason codes, one per deduction, in the order they are applied.
+const (
+	ReasonScam         = "SPAM_TYPE_SCAM"
+	ReasonRobocall     = "SPAM_TYPE_ROBOCALL"
+	ReasonSpam         = "SPAM_TYPE_SPAM"
+	ReasonTelemarketer = "SPAM_TYPE_TELEMARKETER"
+	ReasonComplaints   = "COMPLAINTS"
+	ReasonPorted7D     = "PORTED_7D"
+	ReasonPorted30D    = "PORTED_30D"
+	ReasonPooled7D     = "POOLED_7D"
+	ReasonPooled30D    = "POOLED_30D"
+	ReasonVoIP         = "VOIP_CARRIER"
+)
+
+// The score's parameters; the package doc explains them.
+const (
+	maxScore          = 100
+	perComplaint      = 3
+	maxComplaintsCost = 30
+	recent7DCost      = 20
+	recent30DCost     = 10
+	voipCost          = 10
+	maxReasons        = 4 // spam type, complaints, recent activation, VoIP
+	highFrom          = 70
+	mediumFrom        = 40
+)
+
+// spamCost returns the deduction and reason for a spam type, 0 for NONE or
+// a type it does not know.
+func spamCost(spamType string) (int, string) {
+	switch spamType {
+	case SpamScam:
+		return 60, ReasonScam
+	case SpamRobocall:
+		return 50, ReasonRobocall
+	case SpamSpam:
+		return 40, ReasonSpam
+	case SpamTelemarketer:
+		return 25, ReasonTelemarketer
+	}
+	return 0, ""
+}
+
+// Options tunes a trust lookup.
+type Options struct {
+	// Now is the time the recent-activation rules count back from; the zero
+	// Time means time.Now().
+	Now time.Time
+}
+
+// Result is the body of POST /api/v1/trust (CONTRACT §5).
+type Result struct {
+	// PhoneNumber is the canonical 11-digit number.
+	PhoneNumber string `json:"phone_number"`
+	// Score is 0 to 100, higher is more trustworthy.
+	Score int `json:"trust_score"`
+	// Level is LevelHigh, LevelMedium or LevelLow.
+	Level string `json:"trust_level"`
+	// SpamType is SpamNone or the type a trust record reports.
+	SpamType string `json:"spam_type"`
+	// Complaints is the number of complaints on record.
+	Complaints uint32 `json:"complaint_count"`
+	// FirstReported and LastReported bound the complaints; zero, and left
+	// off the wire, when unknown.
+	FirstReported lnpdb.Time `json:"first_reported,omitzero"`
+	LastReported  lnpdb.Time `json:"last_reported,omitzero"`
+	// Reasons lists one code per deduction, in the order applied; never nil,
+	// so the wire carries [] when there is none.
+	Reasons []string `json:"reasons"`
+}
+
+// Lookup scores number, in any form CONTRACT §1 accepts, as the package doc
+// describes. A number that is not ported and whose NPA-NXX code is vacant is
+// [ErrNotFound]; an unparsable one is [ErrInvalidNumber]. Other errors are
+// as for lrn.Lookup: [ErrClosed], or a wrapped corruption error that
+// matches format.ErrCorrupt.
+//
+// Lookup is safe for concurrent use. For a canonical input it allocates
+// only the Reasons list, and only when there is a deduction.
+func Lookup(db *format.DB, number string, opt Options) (Result, error) {
+	n, canonical, err := nanp.Parse(number)
+	if err != nil {
+		return Result{}, ErrInvalidNumber
+	}
+	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldTrust)
+	if err != nil {
+		return Result{}, dbError(err)
+	}
+	if !rec.Ported.OK && !rec.Block.Assigned {
+		return Result{}, ErrNotFound
+	}
+	if !canonical {
+		number = n.String()
+	}
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return score(&rec, number, now), nil
+}
+
+// noReasons is the Reasons of a number without deductions: empty, not nil,
+// so that it marshals as []. Its capacity is 0, so appending to it never
+// writes to it.
+var noReasons = []string{}
+
+func score(rec *format.Record, phone string, now time.Time) Result {
+	r := Result{
+		PhoneNumber: phone,
+		Score:       maxScore,
+		SpamType:    SpamNone,
+		Reasons:     noReasons,
+	}
+	deduct := func(cost int, reason string) {
+		if cap(r.Reasons) == 0 {
+			r.Reasons = make([]string, 0, maxReasons)
+		}
+		r.Score -= cost
+		r.Reasons = append(r.Reasons, reason)
+	}
+	if t := &rec.Trust; t.OK {
+		if t.SpamType != "" {
+			r.SpamType = t.SpamType
+		}
+		r.Complaints = t.Complaints
+		r.FirstReported, r.LastReported = lnpdb.Unix(t.FirstReported), lnpdb.Unix(t.LastReported)
+	}
+	if cost, reason := spamCost(r.SpamType); cost != 0 {
+		deduct(cost, reason)
+	}
+	if r.Complaints > 0 {
+		deduct(int(min(uint64(r.Complaints)*perComplaint, maxComplaintsCost)), ReasonComplaints)
+	}
+
+	c, activated, week, month := rec.Block.Carrier, int64(0), ReasonPooled7D, ReasonPooled30D
+	switch {
+	case rec.Ported.OK:
+		c, activated, week, month = rec.Ported.Carrier, rec.Ported.ActivatedAt, ReasonPorted7D, ReasonPorted30D
+	case rec.Block.LRN != "":
+		activated = rec.Block.ActivatedAt
+	}
+	if activated != 0 {
+		age := now.Sub(time.Unix(activated, 0))
+		switch {
+		case age < 0:
+			// Scheduled for the future: not yet a recent activation.
+		case age <= 7*24*time.Hour:
+			deduct(recent7DCost, week)
+		case age <= 30*24*time.Hour:
+			deduct(recent30DCost, month)
+		}
+	}
+	if c != nil && strings.EqualFold(c.Type, "VOIP") {
+		deduct(voipCost, ReasonVoIP)
+	}
+
+	r.Score = max(0, min(maxScore, r.Score))
+	switch {
+	case r.Score >= highFrom:
+		r.Level = LevelHigh
+	case r.Score >= mediumFrom:
+		r.Level = LevelMedium
+	default:
+		r.Level = LevelLow
+	}
+	return r
+}
+
+// dbError passes ErrClosed through and wraps anything else (a corrupt
+// table) so that errors.Is(err, format.ErrCorrupt) still matches.
+func dbError(err error) error {
+	if errors.Is(err, ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("trust: %w", err)
+}

@@ -1,0 +1,107 @@
+package trust_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/trust"
+)
+
+// goldenNow is the fixed clock of the golden cases.
+var goldenNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+
+// The golden numbers; branch lists the reasons each must give, which
+// together cover every deduction.
+var trustCases = []golden{
+	{Case: "clean", Number: "12014810234", branch: []string{}},
+	{Case: "scam", Number: "12516007785", branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
+	{Case: "scam, complaints capped at 30 points", Number: "12696301312", branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
+	{Case: "robocall", Number: "12516009487", branch: []string{trust.ReasonRobocall, trust.ReasonComplaints}},
+	{Case: "robocall from a VoIP carrier", Number: "16613398507", branch: []string{trust.ReasonRobocall, trust.ReasonComplaints, trust.ReasonVoIP}},
+	{Case: "spam", Number: "12015828038", branch: []string{trust.ReasonSpam, trust.ReasonComplaints}},
+	{Case: "spam, ported within 7 days", Number: "14309955840", branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted7D}},
+	{Case: "spam, ported within 30 days", Number: "17065283604", branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted30D}},
+	{Case: "telemarketer", Number: "12173453503", branch: []string{trust.ReasonTelemarketer, trust.ReasonComplaints}},
+	{Case: "complaints without a spam type", Number: "12052892400", branch: []string{trust.ReasonComplaints}},
+	{Case: "ported within 7 days", Number: "12696300439", branch: []string{trust.ReasonPorted7D}},
+	{Case: "ported within 30 days", Number: "12052894594", branch: []string{trust.ReasonPorted30D}},
+	{Case: "pooled block activated within 7 days", Number: "15628419234", branch: []string{trust.ReasonPooled7D}},
+	{Case: "pooled block activated within 30 days", Number: "12139465234", branch: []string{trust.ReasonPooled30D}},
+	{Case: "VoIP code", Number: "12177510234", branch: []string{trust.ReasonVoIP}},
+	{Case: "ported to a VoIP carrier long ago", Number: "12025550123", branch: []string{trust.ReasonVoIP}},
+	{Case: "vacant code", Number: "12025560123", branch: trust.ErrNotFound},
+	{Case: "invalid", Number: "+44 20 7946 0000", branch: trust.ErrInvalidNumber},
+}
+
+func TestGolden(t *testing.T) {
+	db := testdb.Sample(t)
+	got := make([]golden, len(trustCases))
+	for i, c := range trustCases {
+		r, err := trust.Lookup(db, c.Number, trust.Options{Now: goldenNow})
+		if want, ok := c.branch.(error); ok {
+			assert.ErrorIs(t, err, want, c.Case)
+		} else {
+			assert.Equal(t, c.branch, r.Reasons, c.Case)
+		}
+		c.Body = wireBody(t, r, err)
+		got[i] = c
+	}
+	checkGolden(t, "trust.json", got)
+}
+
+func TestErrorsAreTheRootSentinels(t *testing.T) {
+	assert.Same(t, lnpdb.ErrInvalidNumber, trust.ErrInvalidNumber)
+	assert.Same(t, lnpdb.ErrNotFound, trust.ErrNotFound)
+	assert.Same(t, lnpdb.ErrClosed, trust.ErrClosed)
+}
+
+func TestClosed(t *testing.T) {
+	db := testdb.Open(t, lnpdb.Sample())
+	require.NoError(t, db.Close())
+	_, err := trust.Lookup(db, "12025550123", trust.Options{})
+	assert.ErrorIs(t, err, trust.ErrClosed)
+}
+
+func TestNowDefaultsToTheClock(t *testing.T) {
+	db := testdb.Sample(t)
+	// Ported on 2026-11-21: recent at the golden clock, old a year later.
+	r, err := trust.Lookup(db, "12696300439", trust.Options{Now: goldenNow})
+	require.NoError(t, err)
+	assert.Equal(t, []string{trust.ReasonPorted7D}, r.Reasons)
+	r, err = trust.Lookup(db, "12696300439", trust.Options{Now: goldenNow.AddDate(1, 0, 0)})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Reasons, trust.ReasonPorted7D)
+	if time.Now().After(goldenNow.AddDate(0, 0, 30)) {
+		r, err = trust.Lookup(db, "12696300439", trust.Options{})
+		require.NoError(t, err)
+		assert.NotContains(t, r.Reasons, trust.ReasonPorted7D)
+		assert.NotContains(t, r.Reasons, trust.ReasonPorted30D)
+	}
+}
+
+func TestReasonsMarshalAsEmptyList(t *testing.T) {
+	db := testdb.Sample(t)
+	r, err := trust.Lookup(db, "12014810234", trust.Options{Now: goldenNow})
+	require.NoError(t, err)
+	assert.Contains(t, string(wireBody(t, r, nil)), `"reasons":[]`)
+}
+
+func BenchmarkLookup(b *testing.B) {
+	db := testdb.Sample(b)
+	opt := trust.Options{Now: goldenNow}
+	for _, c := range []struct{ name, number string }{
+		{"clean", "12014810234"}, {"deductions", "14309955840"}, {"vacant", "12025560123"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = trust.Lookup(db, c.number, opt)
+			}
+		})
+	}
+}
