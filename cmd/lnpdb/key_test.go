@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/httpapi"
+)
+
+func keyNew(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, append([]string{"key"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestKeyNew(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys")
+	code, out, errOut := keyNew(t, "new", "--keys", path)
+	require.Equal(t, 0, code, errOut)
+	first := strings.TrimSpace(out)
+	assert.Regexp(t, `^lnp_[a-z2-7]{32}$`, first)
+
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), first, "only the hash is stored")
+	assert.Contains(t, errOut, httpapi.HashKey(first).ID())
+
+	// A file without a final newline still gets a line of its own.
+	require.NoError(t, os.WriteFile(path, bytes.TrimRight(b, "\n"), 0o600))
+	code, out, errOut = keyNew(t, "new", "--keys", path, "--rpm", "1000")
+	require.Equal(t, 0, code, errOut)
+	second := strings.TrimSpace(out)
+
+	ks, err := httpapi.LoadKeys(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, ks.Len())
+	k, ok := ks.Authenticate(first)
+	require.True(t, ok)
+	assert.Equal(t, 0, k.Limit)
+	k, ok = ks.Authenticate(second)
+	require.True(t, ok)
+	assert.Equal(t, 1000, k.Limit)
+}
+
+func TestKeyNewRefuses(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("not a key line\n"), 0o600))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: lnpdb key new"},
+		{[]string{"list"}, 2, "usage: lnpdb key new"},
+		{[]string{"new"}, 2, "--keys FILE is required"},
+		{[]string{"new", "--keys", bad}, 1, "does not parse"},
+		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "k"), "--rpm", "-1"}, 2, "--rpm"},
+		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "no", "such", "dir")}, 1, "no such file"},
+	} {
+		code, out, errOut := keyNew(t, c.args...)
+		assert.Equal(t, c.code, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+		assert.Empty(t, out, "no key printed on failure: %v", c.args)
+	}
+	b, _ := os.ReadFile(bad)
+	assert.Equal(t, "not a key line\n", string(b), "a broken file is left as it was")
+}

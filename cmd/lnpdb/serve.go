@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/httpapi"
+)
+
+func init() {
+	register(command{name: "serve", summary: "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", run: runServe})
+}
+
+// Server limits. Lookups answer in microseconds; the timeouts only bound
+// slow or stalled clients.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 10 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 16 << 10
+	shutdownTimeout   = 10 * time.Second
+)
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "serve", "")
+	dbPath := fs.String("db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
+	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
+	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new)")
+	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
+	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	if *limit < 1 {
+		return fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	}
+	var logHandler slog.Handler
+	switch *logFormat {
+	case "text":
+		logHandler = slog.NewTextHandler(e.stderr, nil)
+	case "json":
+		logHandler = slog.NewJSONHandler(e.stderr, nil)
+	default:
+		return fmt.Errorf("%w: --log-format must be text or json", errUsage)
+	}
+	log := slog.New(logHandler)
+
+	// An exposed server without keys is a mistake; the zero-setup demo
+	// (no --db) gets a development key instead.
+	if *dbPath != "" && *keysPath == "" && !*devKey {
+		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, *dbPath)
+	}
+	var keys []httpapi.Key
+	if *keysPath != "" {
+		ks, err := httpapi.LoadKeys(*keysPath)
+		if err != nil {
+			return err
+		}
+		if ks.Len() == 0 && !*devKey {
+			return fmt.Errorf("%s holds no keys: no request could be served (add one with lnpdb key new --keys %s)", *keysPath, *keysPath)
+		}
+		keys = ks.Keys()
+	}
+	var dev string
+	if *devKey || *keysPath == "" {
+		dev = httpapi.NewKey()
+		keys = append(keys, httpapi.HashKey(dev))
+	}
+
+	// Listen first: a busy port fails before any work is done.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	listeners := []net.Listener{ln}
+	defer ln.Close()
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer mln.Close()
+		listeners = append(listeners, mln)
+	}
+
+	path := *dbPath
+	if path == "" {
+		dir, err := os.MkdirTemp("", "lnpdb-sample-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "sample.lnpdb")
+		if _, err := format.Build(ctx, lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+			return fmt.Errorf("building the sample table: %w", err)
+		}
+	}
+	db, err := format.Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	metrics, err := httpapi.NewMetrics(nil)
+	if err != nil {
+		return err
+	}
+	h, err := httpapi.New(httpapi.Config{
+		Tables:       httpapi.NewTable(db),
+		Keys:         httpapi.NewKeySet(keys...),
+		DefaultLimit: *limit,
+		Logger:       log,
+		AccessLog:    *accessLog,
+		Metrics:      metrics,
+		ServeMetrics: *metricsAddr == "",
+	})
+	if err != nil {
+		return err
+	}
+
+	servers := []*http.Server{newServer(h, log)}
+	if *metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		servers = append(servers, newServer(mux, log))
+	}
+
+	base := "http://" + ln.Addr().String()
+	info := db.Info()
+	log.Info("serving", "addr", base, "table", path, "version", info.Version,
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "keys", len(keys))
+	if len(servers) > 1 {
+		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
+	}
+	printBanner(e.stdout, base, dev, *dbPath == "")
+
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-errc: // a listener failed
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func newServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// printBanner tells the operator where the server is and, with a
+// development key, how to call it.
+func printBanner(w io.Writer, base, dev string, sample bool) {
+	what := "the table"
+	if sample {
+		what = "the embedded sample table"
+	}
+	fmt.Fprintf(w, "lnpdb serving %s on %s\n", what, base)
+	if dev == "" {
+		return
+	}
+	fmt.Fprintf(w, "\ndevelopment API key (valid until this server stops): %s\n\n", dev)
+	fmt.Fprintf(w, "  curl -s %s/api/v1/lrn \\\n    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n    -d '{\"phone_number\":\"12025550123\",\"include_enhanced_lrn\":true,\"messaging_lookup\":true}'\n\n", base, dev)
+	fmt.Fprintf(w, "  curl -s %s/graphql \\\n    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n    -d '{\"query\":\"{ lookupLrn(phoneNumber: \\\"12025550123\\\") { phoneNumber lrn carrier success error } }\"}'\n\n", base, dev)
+}

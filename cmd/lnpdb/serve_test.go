@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+)
+
+// syncBuffer is a bytes.Buffer that a running command writes to while the
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serving runs lnpdb with args in the background until the test ends or
+// stop is called, and returns its output streams.
+type serving struct {
+	stdout, stderr syncBuffer
+	cancel         context.CancelFunc
+	done           chan int
+}
+
+func startServe(t *testing.T, args ...string) *serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{cancel: cancel, done: make(chan int, 1)}
+	go func() {
+		s.done <- run(ctx, &env{stdout: &s.stdout, stderr: &s.stderr}, append([]string{"serve"}, args...))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return s
+}
+
+// await waits until re matches the stream and returns its first group.
+func (s *serving) await(t *testing.T, stream *syncBuffer, re string) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	var m []string
+	require.Eventually(t, func() bool {
+		select {
+		case code := <-s.done:
+			s.done <- code
+			t.Fatalf("serve exited %d: %s%s", code, s.stdout.String(), s.stderr.String())
+		default:
+		}
+		m = rx.FindStringSubmatch(stream.String())
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "waiting for %q", re)
+	return m[1]
+}
+
+// stop cancels serve's context and returns its exit status.
+func (s *serving) stop(t *testing.T) int {
+	t.Helper()
+	s.cancel()
+	select {
+	case code := <-s.done:
+		s.done <- code
+		return code
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+		return -1
+	}
+}
+
+func call(t *testing.T, method, url, key, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+func TestServeSampleWithDevKey(t *testing.T) {
+	s := startServe(t, "--addr", "127.0.0.1:0", "--log-format", "json")
+	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
+	table := s.await(t, &s.stderr, `"table":"([^"]+)"`)
+	assert.Contains(t, s.stdout.String(), "curl -s "+base+"/api/v1/lrn")
+	assert.Contains(t, s.stdout.String(), "curl -s "+base+"/graphql")
+
+	code, body := call(t, "POST", base+"/api/v1/lrn", key, `{"phone_number":"12025550123"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"lrn":"1`)
+	code, body = call(t, "POST", base+"/graphql", key, `{"query":"{ lookupLrn(phoneNumber: \"12025550123\") { lrn success } }"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"success":true`)
+	code, _ = call(t, "POST", base+"/api/v1/lrn", "", `{"phone_number":"12025550123"}`)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, body = call(t, "GET", base+"/api/v1/status", "", "")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = call(t, "GET", base+"/metrics", "", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `lnpdb_http_requests_total{code="200",path="/api/v1/lrn"} 1`)
+
+	// The access log names the key by its id, never by itself.
+	assert.Contains(t, s.stderr.String(), `"path":"/api/v1/lrn"`)
+	assert.NotContains(t, s.stderr.String(), key)
+
+	require.Equal(t, 0, s.stop(t))
+	_, err := http.Get(base + "/api/v1/status")
+	assert.Error(t, err, "the listener is closed")
+	assert.NoFileExists(t, table, "the sample's temporary table is removed")
+}
+
+func TestServeTableWithKeysAndMetricsListener(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	keys := filepath.Join(t.TempDir(), "keys")
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", keys, "--rpm", "2"}), errb.String())
+	key := strings.TrimSpace(out.String())
+
+	s := startServe(t, "--db", table, "--keys", keys, "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	metrics := s.await(t, &s.stderr, `serving metrics.*addr=(http://\S+)`)
+	assert.NotContains(t, s.stdout.String(), "development API key", "keys given: no dev key")
+
+	for range 2 {
+		code, body := call(t, "POST", base+"/api/v1/cnam", key, `{"phone_number":"12025550123"}`)
+		require.Equal(t, http.StatusOK, code, body)
+	}
+	code, _ := call(t, "POST", base+"/api/v1/cnam", key, `{"phone_number":"12025550123"}`)
+	assert.Equal(t, http.StatusTooManyRequests, code, "the key's own limit applies")
+
+	code, _ = call(t, "GET", base+"/metrics", "", "")
+	assert.Equal(t, http.StatusNotFound, code, "metrics are on their own listener")
+	code, body := call(t, "GET", metrics, "", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "lnpdb_lookups_total")
+	require.Equal(t, 0, s.stop(t))
+	assert.FileExists(t, table, "a table given by --db is left alone")
+}
+
+func TestServeDevKeyBesideKeysFile(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	s := startServe(t, "--db", table, "--dev-key", "--addr", "127.0.0.1:0", "--access-log=false")
+	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
+	code, body := call(t, "POST", base+"/api/v1/trust", key, `{"phone_number":"12025550123"}`)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, 0, s.stop(t))
+}
+
+func TestServeRefuses(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("# nobody\n"), 0o600))
+	bad := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("lnp_plaintextkey\n"), 0o600))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--db", table}, 2, "refusing to serve"},
+		{[]string{"--db", table, "--keys", empty}, 1, "holds no keys"},
+		{[]string{"--db", table, "--keys", bad}, 1, "bad:1:"},
+		{[]string{"--db", filepath.Join(t.TempDir(), "missing.lnpdb"), "--dev-key"}, 1, "missing.lnpdb"},
+		{[]string{"--addr", "256.0.0.1:99999"}, 1, "--addr"},
+		{[]string{"--log-format", "xml"}, 2, "--log-format"},
+		{[]string{"extra"}, 2, "no arguments"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), &env{stdout: &out, stderr: &errb}, append([]string{"serve"}, c.args...))
+		assert.Equal(t, c.code, code, "%v: %s", c.args, errb.String())
+		assert.Contains(t, errb.String(), c.want, "%v", c.args)
+	}
+}

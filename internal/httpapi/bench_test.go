@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/lnpdb/lnpdb/internal/testdb"
+)
+
+// discardWriter is a reusable ResponseWriter, so that a benchmark counts
+// the handler's allocations only.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+func (w *discardWriter) WriteHeader(s int)   { w.status = s }
+func (w *discardWriter) Write(b []byte) (int, error) {
+	w.n += len(b)
+	return len(b), nil
+}
+
+// rereader is a request body that can be rewound.
+type rereader struct{ bytes.Reader }
+
+func (*rereader) Close() error { return nil }
+
+func benchHandler(b *testing.B, metrics bool) *Handler {
+	cfg := Config{
+		Tables:       NewTable(testdb.Sample(b)),
+		Keys:         testKeys(),
+		DefaultLimit: 1 << 30,
+		Now:          func() time.Time { return testNow },
+	}
+	if metrics {
+		m, err := NewMetrics(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Metrics = m
+	}
+	h, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+func benchPost(b *testing.B, h http.Handler, path, body string) {
+	req := &http.Request{
+		Method: http.MethodPost,
+		URL:    &url.URL{Path: path},
+		Header: http.Header{
+			"Content-Type":  {"application/json"},
+			"Authorization": {"Bearer " + testKey},
+		},
+		Host:          "localhost",
+		ContentLength: int64(len(body)),
+	}
+	rb := new(rereader)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		rb.Reset([]byte(body))
+		req.Body = rb
+		clear(w.h)
+		h.ServeHTTP(w, req)
+	}
+	if w.status != http.StatusOK {
+		b.Fatalf("status %d", w.status)
+	}
+}
+
+func BenchmarkRESTLRN(b *testing.B) {
+	benchPost(b, benchHandler(b, true), "/api/v1/lrn", `{"phone_number":"12025550123"}`)
+}
+
+func BenchmarkRESTLRNEnhancedMessaging(b *testing.B) {
+	benchPost(b, benchHandler(b, true), "/api/v1/lrn", `{"phone_number":"12025550123","include_enhanced_lrn":true,"messaging_lookup":true}`)
+}
+
+func BenchmarkRESTLRNNoMetrics(b *testing.B) {
+	benchPost(b, benchHandler(b, false), "/api/v1/lrn", `{"phone_number":"12025550123"}`)
+}
+
+func BenchmarkGraphQLLRN(b *testing.B) {
+	benchPost(b, benchHandler(b, true), "/graphql", `{"query":"query($n: String!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: true) { lrn carrier success } }","variables":{"n":"12025550123"}}`)
+}
+
+// BenchmarkFixedJSON is the floor: a bare handler writing a fixed body.
+func BenchmarkFixedJSON(b *testing.B) {
+	body := []byte(`{"lrn":"12025569000","phone_number":"12025550123","lrn_activated_at":"2019-03-14T15:09:26+00:00"}`)
+	benchPost(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+	}), "/", `{"phone_number":"12025550123"}`)
+}

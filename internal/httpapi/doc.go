@@ -1,0 +1,52 @@
+// Package httpapi serves lnpdb lookups over HTTP: the REST and GraphQL
+// contract of the hosted LRN lookup service (shared/design/CONTRACT.md), so
+// that lnpdb can replace it as a drop-in.
+//
+// # Routes
+//
+//	POST /api/v1/lrn        lrn.Lookup        {phone_number, include_enhanced_lrn, messaging_lookup}
+//	POST /api/v1/cnam       cnam.Lookup       {phone_number}
+//	POST /api/v1/messaging  messaging.Lookup  {phone_number}
+//	POST /api/v1/trust      trust.Lookup      {phone_number}
+//	POST /graphql           lookupLrn, lookupCnam, lookupMessagingProvider, lookupTrust
+//	GET  /api/v1/status     table version, build time and counts (no key)
+//	GET  /openapi.json      the OpenAPI 3 description of the REST API (no key)
+//	GET  /metrics           Prometheus metrics, when [Config.ServeMetrics] (no key)
+//
+// REST bodies are the lookup packages' Result structs marshalled with
+// encoding/json. The GraphQL schema is schema.graphql, embedded.
+//
+// # Requests
+//
+// A lookup request is a POST with Content-Type application/json (an optional
+// charset parameter must name UTF-8) and a JSON object body of at most 64 KiB.
+// Unknown fields are ignored; a field of the wrong type is rejected; a null
+// field counts as absent. Every failure is a JSON body
+// {"error", "code", "details"} with the status of CONTRACT §6; bad input is
+// never answered with a 500. Unknown paths answer 404 with code NOT_FOUND.
+//
+// # Keys and rate limits
+//
+// Every lookup, REST and GraphQL alike, needs Authorization: Bearer <key>.
+// Keys live only as SHA-256 hashes (see [ParseKeys] for the file format) and
+// are compared in constant time. Each key has a request budget per fixed
+// window (200 per 60 s unless its keys-file line says otherwise), kept by a
+// [Limiter]; every authenticated response carries X-RateLimit-Limit,
+// X-RateLimit-Remaining and X-RateLimit-Reset. A GraphQL request costs one
+// request whatever it asks, and may hold at most [MaxGraphQLLookups] lookups.
+// When the limiter itself fails the request is let through and the failure is
+// logged: routing must not stop because a shared counter store is down.
+//
+// # GraphQL
+//
+// A lookup's own failure (invalid number, vacant code) answers
+// success: false and the REST error text in error, with HTTP 200; a malformed
+// document answers the standard errors array, also with HTTP 200. A missing
+// key, an exceeded rate limit, a non-JSON body or a missing table answer at
+// the HTTP level exactly as REST does.
+//
+// # Tables
+//
+// The handler reads the table through a [TableSource] on every request, so
+// the table can be swapped (see [Table]) while requests run.
+package httpapi

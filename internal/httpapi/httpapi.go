@@ -1,0 +1,271 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/graphql-go"
+
+	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/lnpdb/lnpdb/messaging"
+	"github.com/lnpdb/lnpdb/trust"
+)
+
+// Config configures a Handler. Tables and Keys are required.
+type Config struct {
+	// Tables gives the table each request answers from.
+	Tables TableSource
+	// Keys authenticates API keys.
+	Keys KeyStore
+	// Limiter counts requests per key; nil means a MemoryLimiter with
+	// DefaultWindow.
+	Limiter Limiter
+	// DefaultLimit is the budget per window of a key that has none of its
+	// own; 0 means DefaultLimit.
+	DefaultLimit int
+	// Accounts, when set, is charged for every answered lookup; nil means
+	// accounts are disabled and lookups are free.
+	Accounts Accounts
+	// Logger receives errors, panics and, with AccessLog, one line per
+	// request; nil discards everything.
+	Logger *slog.Logger
+	// AccessLog logs every request: method, path, status, duration, bytes
+	// and the key id (the first 8 hex digits of the key's hash).
+	AccessLog bool
+	// Metrics, when set, counts requests and lookups.
+	Metrics *Metrics
+	// ServeMetrics serves Metrics at GET /metrics on this handler, without
+	// a key; otherwise the caller serves [Metrics.Handler] elsewhere.
+	ServeMetrics bool
+	// Now is the clock of trust lookups ("now" of CONTRACT §5); nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Accounts charges answered lookups to the key's prepaid account (the hosted
+// service's free tier and wallet). It must be safe for concurrent use.
+type Accounts interface {
+	// Charge records one answered lookup of the given kind ("lrn", "cnam",
+	// "messaging" or "trust") by key. An error matching
+	// ErrInsufficientBalance withholds the answer with 402
+	// INSUFFICIENT_BALANCE; any other error with 503 UNAVAILABLE.
+	Charge(ctx context.Context, key Key, lookup string) error
+}
+
+// ErrInsufficientBalance is what [Accounts.Charge] returns (or wraps) when
+// the free tier is used up and the wallet is empty.
+var ErrInsufficientBalance = errors.New("httpapi: insufficient balance")
+
+// Handler is the http.Handler of the API. It is safe for concurrent use.
+type Handler struct {
+	tables   TableSource
+	keys     KeyStore
+	limiter  Limiter
+	limit    int
+	accounts Accounts
+	log      *slog.Logger
+	access   bool
+	metrics  *Metrics
+	now      func() time.Time
+	schema   *graphql.Schema
+	mux      *http.ServeMux
+}
+
+// New returns the Handler for cfg.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Tables == nil {
+		return nil, errors.New("httpapi: Config.Tables is required")
+	}
+	if cfg.Keys == nil {
+		return nil, errors.New("httpapi: Config.Keys is required")
+	}
+	h := &Handler{
+		tables:   cfg.Tables,
+		keys:     cfg.Keys,
+		limiter:  cfg.Limiter,
+		limit:    cfg.DefaultLimit,
+		accounts: cfg.Accounts,
+		log:      cfg.Logger,
+		access:   cfg.AccessLog,
+		metrics:  cfg.Metrics,
+		now:      cfg.Now,
+		mux:      http.NewServeMux(),
+	}
+	if h.limiter == nil {
+		h.limiter = NewMemoryLimiter(DefaultWindow, nil)
+	}
+	if h.limit <= 0 {
+		h.limit = DefaultLimit
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	var err error
+	if h.schema, err = h.newSchema(); err != nil {
+		return nil, err
+	}
+
+	for _, rt := range []struct {
+		path string
+		fn   func(*recorder, *http.Request)
+	}{
+		{"/api/v1/lrn", h.restLRN},
+		{"/api/v1/cnam", h.restCNAM},
+		{"/api/v1/messaging", h.restMessaging},
+		{"/api/v1/trust", h.restTrust},
+		{"/graphql", h.graphql},
+	} {
+		h.mux.Handle("POST "+rt.path, &route{rt.path, rt.fn})
+		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
+	}
+	gets := []struct {
+		path string
+		fn   func(*recorder, *http.Request)
+	}{
+		{"/api/v1/status", h.status},
+		{"/openapi.json", serveOpenAPI},
+	}
+	if cfg.ServeMetrics && cfg.Metrics != nil {
+		mh := cfg.Metrics.Handler()
+		gets = append(gets, struct {
+			path string
+			fn   func(*recorder, *http.Request)
+		}{"/metrics", func(w *recorder, r *http.Request) { mh.ServeHTTP(w, r) }})
+	}
+	for _, rt := range gets {
+		h.mux.Handle("GET "+rt.path, &route{rt.path, rt.fn})
+		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrGet, errMethodNotAllowedGet)})
+	}
+	return h, nil
+}
+
+// route is a registered endpoint: its path, as metrics label it, and its
+// function, which gets the request's recorder.
+type route struct {
+	path string
+	fn   func(*recorder, *http.Request)
+}
+
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.fn(w.(*recorder), r)
+}
+
+func notAllowed(allow []string, e *apiError) func(*recorder, *http.Request) {
+	return func(w *recorder, _ *http.Request) {
+		w.Header()["Allow"] = allow
+		writeError(w, e)
+	}
+}
+
+// recorder wraps a request's ResponseWriter to remember what the access log
+// and the metrics report. Recorders are pooled.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	route  string
+	keyID  string
+
+	// Requests and answers live here, in pooled memory, so that decoding
+	// and encoding them does not allocate them.
+	lrnReq   lrnRequest
+	phoneReq phoneRequest
+	lrnRes   lrn.Result
+	cnamRes  cnam.Result
+	msgRes   messaging.Result
+	trustRes trust.Result
+}
+
+var recorders = sync.Pool{New: func() any { return new(recorder) }}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := recorders.Get().(*recorder)
+	*rec = recorder{ResponseWriter: w, route: "other"}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+				slog.String("method", r.Method), slog.String("path", clip(r.URL.Path)),
+				slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+			if rec.status == 0 {
+				writeError(rec, errInternal)
+			}
+		}
+		h.done(rec, r, start)
+		*rec = recorder{}
+		recorders.Put(rec)
+	}()
+	handler, _ := h.mux.Handler(r)
+	rt, ok := handler.(*route)
+	if !ok {
+		// No endpoint, or a path the mux would redirect to its clean form:
+		// either way not an endpoint, and the answer is JSON.
+		writeError(rec, errNoRoute)
+		return
+	}
+	rec.route = rt.path
+	rt.fn(rec, r)
+}
+
+// done logs and counts a finished request.
+func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
+	d := time.Since(start)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if h.metrics != nil {
+		h.metrics.observe(rec.route, rec.status, d)
+	}
+	if h.access && h.log.Enabled(r.Context(), slog.LevelInfo) {
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", clip(r.Method)),
+			slog.String("path", clip(r.URL.Path)),
+			slog.Int("status", rec.status),
+			slog.Duration("duration", d),
+			slog.Int("bytes", rec.bytes),
+			slog.String("key", rec.keyID),
+			slog.String("remote", r.RemoteAddr))
+	}
+}
+
+// clip bounds what a client controls before it reaches a log line.
+func clip(s string) string {
+	const n = 200
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

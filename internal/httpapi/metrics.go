@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the handler's Prometheus metrics:
+//
+//	lnpdb_http_requests_total{path, code}            requests by endpoint and status
+//	lnpdb_http_request_duration_seconds{path}        latency histogram
+//	lnpdb_lookups_total{type, result}                lookups by kind and outcome
+//	lnpdb_ratelimit_errors_total                     limiter failures (requests let through)
+//
+// path is the endpoint's path, or "other" for a path that is no endpoint, so
+// that clients cannot grow the label set.
+type Metrics struct {
+	gatherer      prometheus.Gatherer
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	lookups       *prometheus.CounterVec
+	limiterErrors prometheus.Counter
+}
+
+// NewMetrics registers the handler's metrics with reg and returns them. A
+// nil reg means a new registry that also holds the Go runtime and process
+// collectors.
+func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m := &Metrics{
+		gatherer: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lnpdb_http_requests_total",
+			Help: "HTTP requests by endpoint path and status code.",
+		}, []string{"path", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lnpdb_http_request_duration_seconds",
+			Help:    "HTTP request latency by endpoint path.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"path"}),
+		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lnpdb_lookups_total",
+			Help: "Lookups by type (lrn, cnam, messaging, trust) and result.",
+		}, []string{"type", "result"}),
+		limiterErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lnpdb_ratelimit_errors_total",
+			Help: "Rate limiter failures; the requests were let through.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.lookups, m.limiterErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{})
+}
+
+// statusText holds the code label of every status, so that counting a
+// request does not format a number.
+var statusText = func() (s [600]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func (m *Metrics) observe(path string, status int, d time.Duration) {
+	code := "other"
+	if status >= 0 && status < len(statusText) {
+		code = statusText[status]
+	}
+	m.requests.WithLabelValues(path, code).Inc()
+	m.duration.WithLabelValues(path).Observe(d.Seconds())
+}
+
+func (m *Metrics) lookup(kind, result string) {
+	m.lookups.WithLabelValues(kind, result).Inc()
+}

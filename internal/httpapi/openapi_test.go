@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOpenAPIDescribesResponses sends every endpoint its success and every
+// error it can answer, over real HTTP, and validates each response (status,
+// headers, body) against openapi.json.
+func TestOpenAPIDescribesResponses(t *testing.T) {
+	ctx := context.Background()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(ctx))
+
+	main := newServer(t, unlimited)
+	servers := map[string]*server{
+		"main":    main,
+		"broke":   newServer(t, func(c *Config) { c.Accounts = &accounts{} }),
+		"panic":   newServer(t, func(c *Config) { c.Tables = panicTables{} }),
+		"notable": newServer(t, func(c *Config) { c.Tables = new(Table) }),
+	}
+	vac := vacant(t, main.h.tables.DB())
+	noKey := []string{"Content-Type", "application/json"}
+	badKey := []string{"Content-Type", "application/json", "Authorization", "Bearer nope"}
+	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
+
+	type call struct {
+		server, method, path, body string
+		hdr                        []string
+		status                     int
+	}
+	var calls []call
+	for _, path := range lookupPaths {
+		ok := `{"phone_number":"12025550123"}`
+		calls = append(calls,
+			call{"main", "POST", path, ok, jsonKey, 200},
+			call{"main", "POST", path, `{"phone_number":"+1 202 555 0124","include_enhanced_lrn":true,"messaging_lookup":true}`, jsonKey, 200},
+			call{"main", "POST", path, `{"phone_number":"1"}`, jsonKey, 400},
+			call{"main", "POST", path, `{"phone_number":1}`, jsonKey, 400},
+			call{"main", "POST", path, `{"phone_number":"` + vac + `"}`, jsonKey, 404},
+			call{"main", "POST", path, ok, noKey, 401},
+			call{"main", "POST", path, ok, badKey, 401},
+			call{"main", "GET", path, "", jsonKey, 405},
+			call{"broke", "POST", path, ok, jsonKey, 402},
+			call{"panic", "POST", path, ok, jsonKey, 500},
+			call{"notable", "POST", path, ok, jsonKey, 503},
+		)
+	}
+	for _, n := range sampleNumbers(t) {
+		calls = append(calls, call{"main", "POST", "/api/v1/lrn", `{"phone_number":"` + n + `","include_enhanced_lrn":true,"messaging_lookup":true}`, jsonKey, 0})
+		calls = append(calls, call{"main", "POST", "/api/v1/trust", `{"phone_number":"` + n + `"}`, jsonKey, 0})
+	}
+	gq := `{"query":"{ lookupLrn(phoneNumber: \"12025550123\") { lrn } }"}`
+	calls = append(calls,
+		call{"main", "POST", "/graphql", gq, jsonKey, 200},
+		call{"main", "POST", "/graphql", `{"query":"{ nope }"}`, jsonKey, 200},
+		call{"main", "POST", "/graphql", `{}`, jsonKey, 400},
+		call{"main", "POST", "/graphql", gq, noKey, 401},
+		call{"main", "PUT", "/graphql", gq, jsonKey, 405},
+		call{"panic", "POST", "/graphql", gq, jsonKey, 500},
+		call{"notable", "POST", "/graphql", gq, jsonKey, 503},
+		call{"main", "GET", "/api/v1/status", "", nil, 200},
+		call{"main", "POST", "/api/v1/status", "", nil, 405},
+		call{"notable", "GET", "/api/v1/status", "", nil, 503},
+		call{"main", "GET", "/openapi.json", "", nil, 200},
+		call{"main", "DELETE", "/openapi.json", "", nil, 405},
+	)
+	for range 4 { // the limited key allows 3
+		calls = append(calls, call{"main", "POST", "/api/v1/cnam", `{"phone_number":"12025550123"}`, limited, 0})
+	}
+	calls = append(calls, call{"main", "POST", "/graphql", gq, limited, 429})
+
+	seen := map[string]bool{}
+	for _, c := range calls {
+		s := servers[c.server]
+		req, err := http.NewRequest(c.method, s.URL+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		for i := 0; i+1 < len(c.hdr); i += 2 {
+			req.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		res, err := s.Client().Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		if c.status != 0 {
+			require.Equal(t, c.status, res.StatusCode, "%s %s: %s", c.method, c.path, body)
+		}
+		seen[c.path+" "+res.Status] = true
+
+		item := doc.Paths.Value(c.path)
+		require.NotNil(t, item, c.path)
+		op := item.GetOperation(c.method)
+		if op == nil { // 405: described on the path's operation
+			op = item.Post
+			if op == nil {
+				op = item.Get
+			}
+		}
+		route := &routers.Route{Spec: doc, Path: c.path, PathItem: item, Method: c.method, Operation: op}
+		opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+		reqIn := &openapi3filter.RequestValidationInput{Request: req, Route: route, Options: opts}
+		if res.StatusCode == 200 && c.body != "" {
+			req.Body = io.NopCloser(strings.NewReader(c.body))
+			assert.NoError(t, openapi3filter.ValidateRequest(ctx, reqIn), "request %s %s", c.path, c.body)
+		}
+		err = openapi3filter.ValidateResponse(ctx, &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: reqIn,
+			Status:                 res.StatusCode,
+			Header:                 res.Header,
+			Body:                   io.NopCloser(bytes.NewReader(body)),
+			Options:                opts,
+		})
+		assert.NoError(t, err, "%s %s (%s) → %d %s", c.method, c.path, c.body, res.StatusCode, body)
+	}
+	for _, path := range lookupPaths {
+		for _, st := range []string{"200 OK", "400 Bad Request", "401 Unauthorized", "402 Payment Required", "404 Not Found", "405 Method Not Allowed", "500 Internal Server Error", "503 Service Unavailable"} {
+			assert.True(t, seen[path+" "+st], "%s %s not exercised", path, st)
+		}
+	}
+	assert.True(t, seen["/api/v1/cnam 429 Too Many Requests"])
+	assert.True(t, seen["/graphql 429 Too Many Requests"])
+
+	// A path that is no endpoint still answers the documented error body.
+	r := main.do(t, http.MethodGet, "/nope", "")
+	var v any
+	require.NoError(t, json.Unmarshal(r.body, &v))
+	assert.NoError(t, doc.Components.Schemas["Error"].Value.VisitJSON(v))
+}

@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+)
+
+// statusBody is the body of GET /api/v1/status.
+type statusBody struct {
+	Status string      `json:"status"`
+	Table  tableStatus `json:"table"`
+}
+
+type tableStatus struct {
+	Version int           `json:"version"`
+	BuiltAt lnpdb.Time    `json:"built_at,omitzero"`
+	Size    int64         `json:"size"`
+	Counts  format.Counts `json:"counts"`
+}
+
+// status answers GET /api/v1/status, without a key: the loaded table's
+// version, build time and counts, or 503 UNAVAILABLE without one.
+func (h *Handler) status(w *recorder, _ *http.Request) {
+	db := h.tables.DB()
+	if db == nil {
+		writeError(w, errUnavailable)
+		return
+	}
+	info := db.Info()
+	if info.Version == 0 { // closed under us
+		writeError(w, errUnavailable)
+		return
+	}
+	var built lnpdb.Time
+	if !info.BuiltAt.IsZero() {
+		built = lnpdb.Unix(info.BuiltAt.Unix())
+	}
+	writeJSON(w, http.StatusOK, &statusBody{
+		Status: "ok",
+		Table:  tableStatus{Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
+	})
+}
+
+//go:embed openapi.json
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3 document of the REST API, as GET
+// /openapi.json serves it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
+
+func serveOpenAPI(w *recorder, _ *http.Request) {
+	h := w.Header()
+	h["Content-Type"] = hdrJSON
+	h["X-Content-Type-Options"] = hdrNoSniff
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(openAPI)
+}
