@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# run.sh — lnpdb serve under load, beside a bare net/http handler, in one run.
+#
+#   benchmarks/http/run.sh            # → benchmarks/results/http.md
+#
+# It builds lnpdb and cmd/fixedjson, generates a table with `lnpdb gen` and
+# `lnpdb build` in a temporary directory, creates a key whose rate limit
+# cannot interfere, starts `lnpdb serve` (with its default access log, to a
+# file) and the bare handler (answering the byte-for-byte body of a real
+# enhanced LRN answer), and loads each on loopback with wrk, with the same
+# settings, in turns:
+#
+#   rest     POST /api/v1/lrn {"phone_number":…,"include_enhanced_lrn":true}
+#   graphql  POST /graphql lookupLrn(phoneNumber:…, includeEnhancedLrn: true)
+#   bare     POST to the bare handler, same body, same headers
+#
+# The numbers walked are a spread of the table's ported numbers and their
+# neighbours (mostly not ported: answered from the block or code rows).
+# Every figure is the median of ROUNDS rounds; each round runs the three
+# targets back to back, so that a change in the machine's load touches all
+# three. wrk and the servers share the machine's cores.
+#
+# Settings, from the environment:
+#   PORTED=1000000     ported numbers in the generated table
+#   THREADS=1 CONNS=32 DURATION=15s   wrk -t -c -d
+#   ROUNDS=3           rounds; figures are medians
+#   WARMUP=3s          an unrecorded wrk run per target before the first round
+#   ACCESS_LOG=true    lnpdb serve --access-log
+#   PORT=18080 BARE_PORT=18091
+#   TMPBASE=/tmp KEEP=1 (keep the temporary directory)
+#   RESULTS=FILE       where the table goes (default: ../results/http.md)
+set -euo pipefail
+
+PORTED=${PORTED:-1000000}
+THREADS=${THREADS:-1}
+CONNS=${CONNS:-32}
+DURATION=${DURATION:-15s}
+ROUNDS=${ROUNDS:-3}
+WARMUP=${WARMUP:-3s}
+ACCESS_LOG=${ACCESS_LOG:-true}
+PORT=${PORT:-18080}
+BARE_PORT=${BARE_PORT:-18091}
+TMPBASE=${TMPBASE:-/tmp}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$(dirname "$here")
+repo=$(dirname "$bench")
+results=${RESULTS:-$bench/results/http.md}
+
+log() { printf '%s http/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+command -v go >/dev/null || die "no go on PATH"
+command -v curl >/dev/null || die "no curl on PATH"
+command -v wrk >/dev/null || die "no wrk on PATH (Debian: apt-get update && apt-get install -y wrk)"
+
+tmp=$(mktemp -d "$TMPBASE/lnpdb-http-XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+log "building lnpdb and fixedjson"
+(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
+(cd "$bench" && go build -o "$tmp/fixedjson" ./cmd/fixedjson)
+commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+log "generating and building a table of $PORTED ported numbers"
+"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
+"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+
+# About 1000 ported numbers spread over the file, each with its neighbour.
+awk -F, -v every=$(( PORTED / 1000 > 0 ? PORTED / 1000 : 1 )) '
+	NR > 1 && (NR - 2) % every == 0 {
+		tn = $1; if (length(tn) == 10) tn = "1" tn
+		print tn
+		if (substr(tn, 11, 1) != "9") print substr(tn, 1, 10) (substr(tn, 11, 1) + 1)
+	}' "$tmp/src/ported.csv" >"$tmp/numbers"
+log "$(wc -l <"$tmp/numbers") numbers to walk"
+
+key=$("$tmp/lnpdb" key new --keys "$tmp/keys" --rpm 2000000000 2>/dev/null)
+
+log "starting lnpdb serve on 127.0.0.1:$PORT"
+"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --keys "$tmp/keys" --addr "127.0.0.1:$PORT" \
+	--access-log="$ACCESS_LOG" --log-format json >"$tmp/serve.out" 2>"$tmp/serve.log" &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null || die "lnpdb serve did not start: $(cat "$tmp/serve.log")"
+
+# The bare handler answers with a real answer's bytes.
+first=$(head -1 "$tmp/numbers")
+curl -fs "http://127.0.0.1:$PORT/api/v1/lrn" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+	-d "{\"phone_number\":\"$first\",\"include_enhanced_lrn\":true}" >"$tmp/answer.json" || die "the first lookup failed"
+log "bare handler body: $(wc -c <"$tmp/answer.json") bytes"
+"$tmp/fixedjson" -addr "127.0.0.1:$BARE_PORT" -body "$tmp/answer.json" 2>"$tmp/fixedjson.log" &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -fs -X POST "http://127.0.0.1:$BARE_PORT/" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+url() {
+	case $1 in
+	rest) echo "http://127.0.0.1:$PORT/api/v1/lrn" ;;
+	graphql) echo "http://127.0.0.1:$PORT/graphql" ;;
+	bare) echo "http://127.0.0.1:$BARE_PORT/" ;;
+	esac
+}
+kind() { [[ $1 == graphql ]] && echo graphql || echo rest; }
+
+# load TARGET DURATION prints wrk's RESULT line.
+load() {
+	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "$(url "$1")" \
+		-- "$(kind "$1")" "$key" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
+	grep '^RESULT ' "$tmp/wrk.$1.out" | sed 's/^RESULT //' || die "no result from wrk: $(cat "$tmp/wrk.$1.out")"
+}
+
+targets=(rest graphql bare)
+for t in "${targets[@]}"; do
+	log "warming up $t ($WARMUP)"
+	load "$t" "$WARMUP" >/dev/null
+done
+: >"$tmp/results"
+for r in $(seq "$ROUNDS"); do
+	for t in "${targets[@]}"; do
+		log "round $r/$ROUNDS: $t ($DURATION)"
+		res=$(load "$t" "$DURATION")
+		printf '%s %s\n' "$t" "$res" >>"$tmp/results"
+		tail -1 "$tmp/results" >&2
+	done
+done
+
+# field TARGET NAME prints the median of NAME over the rounds of TARGET.
+field() {
+	grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# total TARGET NAME prints the sum of NAME over the rounds of TARGET.
+total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
+
+bare_rps=$(field bare rps)
+bare_p50=$(field bare p50_us)
+bare_p99=$(field bare p99_us)
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
+
+rest_rps=$(field rest rps)
+rest_p99=$(field rest p99_us)
+verdict_rps=$(awk -v a="$rest_rps" -v b="$bare_rps" 'BEGIN { print (a >= 0.5 * b) ? "met" : "missed" }')
+verdict_p99=$(awk -v u="$rest_p99" 'BEGIN { print (u <= 10000) ? "met" : "missed" }')
+
+mkdir -p "$(dirname "$results")"
+{
+	echo "# HTTP under load: lnpdb serve beside a bare handler"
+	echo
+	echo "Written by \`benchmarks/http/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
+	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the servers and"
+	echo "whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+	echo "Absolute figures move with that load; the ratios, measured in the same rounds, are the result."
+	echo
+	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked (ported numbers and their neighbours)"
+	echo "- wrk: \`-t$THREADS -c$CONNS -d$DURATION --latency\`, loopback, POST with \`Authorization: Bearer\`; median of $ROUNDS rounds"
+	echo "- lnpdb serve: access log $( [[ $ACCESS_LOG == true ]] && echo on, JSON to a file || echo off ), metrics on, rate limit per key (not reached)"
+	echo "- bare: \`benchmarks/cmd/fixedjson\`, a net/http handler writing the $(wc -c <"$tmp/answer.json")-byte body of a real enhanced LRN answer"
+	echo
+	echo "| target | requests/s | vs bare | p50 | vs bare | p99 | vs bare | non-2xx |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for t in "${targets[@]}"; do
+		case $t in
+		rest) name='REST `/api/v1/lrn`, enhanced' ;;
+		graphql) name='GraphQL `lookupLrn`, enhanced' ;;
+		bare) name='bare net/http, fixed JSON' ;;
+		esac
+		rps=$(field "$t" rps) p50=$(field "$t" p50_us) p99=$(field "$t" p99_us)
+		printf '| %s | %.0f | %s | %s | %s | %s | %s | %d |\n' "$name" "$rps" "$(pct "$rps" "$bare_rps")" \
+			"$(ms "$p50")" "$(ratio "$p50" "$bare_p50")" "$(ms "$p99")" "$(ratio "$p99" "$bare_p99")" \
+			"$(total "$t" non2xx)"
+	done
+	echo
+	echo "Targets (ARCHITECTURE.md): REST ≥ 50 % of the bare handler's requests/s — $verdict_rps;"
+	echo "REST p99 ≤ 10 ms — $verdict_p99. Socket errors over all rounds: rest $(total rest socket_errors),"
+	echo "graphql $(total graphql socket_errors), bare $(total bare socket_errors)."
+} >"$results"
+cat "$results"
+log "wrote $results"
