@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +32,16 @@ type BuildOptions struct {
 	Progress io.Writer
 	// BuiltAt is recorded in the header; zero means now.
 	BuiltAt time.Time
+	// MaxMemory bounds the bytes of per-number rows (ported, messaging,
+	// CNAM, trust) held in memory while reading; past it they go to
+	// temporary spill files and the build's memory stays flat however
+	// large the source. It is a budget for rows, not the process's peak:
+	// dictionaries, the NPAs being hashed and the garbage collector's
+	// headroom come on top. Zero means DefaultMaxMemory; negative never
+	// spills.
+	MaxMemory int64
+	// TempDir is where spill files go; empty means the output's directory.
+	TempDir string
 }
 
 // BuildReport says what a build read and wrote.
@@ -38,6 +49,7 @@ type BuildReport struct {
 	Rows          map[string]int // good rows read, by file name
 	Skipped       int            // bad rows skipped (SkipBadRows)
 	SkippedSample []string       // the first few skipped rows' errors
+	Spilled       int            // per-number rows that went through spill files
 	Counts        Counts
 	FileSize      int64
 	Duration      time.Duration
@@ -60,6 +72,18 @@ const maxSkippedSample = 10
 func Build(ctx context.Context, src fs.FS, out string, opt BuildOptions) (*BuildReport, error) {
 	start := time.Now()
 	b := &builder{ctx: ctx, src: src, opt: opt, report: &BuildReport{Rows: map[string]int{}}}
+	b.spill.limit = opt.MaxMemory
+	switch {
+	case opt.MaxMemory == 0:
+		b.spill.limit = DefaultMaxMemory
+	case opt.MaxMemory < 0:
+		b.spill.limit = 0
+	}
+	b.spill.dir = opt.TempDir
+	if b.spill.dir == "" {
+		b.spill.dir = filepath.Dir(out)
+	}
+	defer b.spill.close()
 	if err := b.read(); err != nil {
 		return nil, err
 	}
@@ -72,6 +96,7 @@ func Build(ctx context.Context, src fs.FS, out string, opt BuildOptions) (*Build
 		return nil, err
 	}
 	b.report.Counts = counts
+	b.report.Spilled = b.spill.spilled
 	st, err := os.Stat(out)
 	if err != nil {
 		return nil, err
@@ -125,6 +150,9 @@ type builder struct {
 	messaging partitioned[messagingRow]
 	cnam      partitioned[cnamRow]
 	trust     partitioned[trustRow]
+
+	maxComplaints uint32 // over every trust row, to size the field
+	spill         budget // when rows go to spill files (spill.go)
 }
 
 type codeRows struct {
@@ -232,6 +260,11 @@ func (b *builder) read() error {
 	b.msgTupleIdx = map[msgTuple]uint32{}
 	b.nameIdx = map[string]uint32{}
 	b.msgStr("") // index 0 is the empty string
+	b.ported.codec, b.ported.held = portedCodec, &b.spill.held
+	b.messaging.codec, b.messaging.held = messagingCodec, &b.spill.held
+	b.cnam.codec, b.cnam.held = cnamCodec, &b.spill.held
+	b.trust.codec, b.trust.held = trustCodec, &b.spill.held
+	b.spill.all = []spiller{&b.ported, &b.messaging, &b.cnam, &b.trust}
 
 	steps := []func() error{b.readCarriers, b.readRateCenters, b.readBlocks, b.readPorted, b.readMessaging, b.readCNAM, b.readTrust}
 	for _, step := range steps {
@@ -403,7 +436,7 @@ func (b *builder) readPorted() error {
 			}
 			b.ported.add(p.TN, p.Line, portedRow{pair: b.pair(b.lrn(p.LRN), ci), act: uint32(p.ActivatedAt)})
 			b.report.Rows[file]++
-			return nil
+			return b.spill.check()
 		})
 	})
 }
@@ -456,7 +489,7 @@ func (b *builder) readMessaging() error {
 				country: b.msgStr(m.Country), code: b.msgStr(m.CountryCode), ref: b.msgStr(m.ReferenceID),
 			})})
 			b.report.Rows[file]++
-			return nil
+			return b.spill.check()
 		})
 	})
 }
@@ -476,7 +509,7 @@ func (b *builder) readCNAM() error {
 			}
 			b.cnam.add(c.TN, c.Line, cnamRow{name: i})
 			b.report.Rows[file]++
-			return nil
+			return b.spill.check()
 		})
 	})
 }
@@ -495,9 +528,10 @@ func (b *builder) readTrust() error {
 			if t.FirstReported != 0 && t.LastReported != 0 && t.FirstReported > t.LastReported {
 				return b.rowErr(file, t.Line, "last_reported", "last_reported is before first_reported")
 			}
+			b.maxComplaints = max(b.maxComplaints, t.Complaints)
 			b.trust.add(t.TN, t.Line, trustRow{spam: uint8(st), complaints: t.Complaints, first: uint32(t.FirstReported), last: uint32(t.LastReported)})
 			b.report.Rows[file]++
-			return nil
+			return b.spill.check()
 		})
 	})
 }

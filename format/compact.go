@@ -70,6 +70,7 @@ func builderFromSnapshot(ctx context.Context, s *snapshot, updates map[uint64]*o
 	}
 	err = eachRecord(s, &s.trustSec, func(tn uint64, w window) {
 		f := func(i int) uint32 { return uint32(s.trustSec.field(w, i)) }
+		b.maxComplaints = max(b.maxComplaints, f(1))
 		b.trust.add(nanp.Number(tn), 0, trustRow{spam: uint8(f(0)), complaints: f(1), first: f(2), last: f(3)})
 	})
 	return b, err

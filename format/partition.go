@@ -18,40 +18,82 @@ type entry[T any] struct {
 
 // chunkLen bounds the memory a partition wastes to one partly filled chunk,
 // where a growing slice could waste half its capacity: at NPAC scale that is
-// the difference between fitting in memory and not.
-const chunkLen = 8192
+// the difference between fitting in memory and not. A partition's chunks
+// start at firstChunkLen and double up to chunkLen, so that the thousand
+// partitions of four sections do not cost a full chunk each before they
+// hold a row worth it.
+const (
+	chunkLen      = 8192
+	firstChunkLen = 64
+)
 
-// partitioned collects rows by NPA in fixed-size chunks.
+// partitioned collects rows by NPA in fixed-size chunks. Rows held in
+// memory may be moved to a spill file (spill.go); take merges both.
 type partitioned[T any] struct {
 	parts [partitions][][]entry[T]
-	n     int
+	n     int // rows added, in memory and spilled
+	mem   int // capacity of the chunks in memory, in rows
+
+	// held, when set, counts the bytes of chunks in memory across the
+	// builder's collections, to decide when to spill.
+	held  *int64
+	codec *rowCodec[T]
+	spill *spillFile
 }
 
 func (p *partitioned[T]) add(tn nanp.Number, line int, v T) {
 	npa := uint64(tn) / 10000000
 	chunks := p.parts[npa]
-	if len(chunks) == 0 || len(chunks[len(chunks)-1]) == chunkLen {
-		chunks = append(chunks, make([]entry[T], 0, chunkLen))
+	if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
+		n := firstChunkLen
+		if len(chunks) > 0 {
+			n = min(chunkLen, 2*cap(chunks[len(chunks)-1]))
+		}
+		chunks = append(chunks, make([]entry[T], 0, n))
 		p.parts[npa] = chunks
+		p.mem += n
+		if p.held != nil {
+			*p.held += int64(n * p.codec.memSize)
+		}
 	}
 	last := &chunks[len(chunks)-1]
 	*last = append(*last, entry[T]{rem: uint32(uint64(tn) % 10000000), line: uint32(line), v: v})
 	p.n++
 }
 
+// has reports whether partition npa has any rows.
+func (p *partitioned[T]) has(npa int) bool {
+	return len(p.parts[npa]) > 0 || (p.spill != nil && len(p.spill.ext[npa]) > 0)
+}
+
 // take removes partition npa's rows and returns them sorted by number, then
-// by line, releasing the chunks.
-func (p *partitioned[T]) take(npa int) []entry[T] {
+// by line, releasing the chunks. Partitions may be taken concurrently once
+// the spill file, if any, is finished.
+func (p *partitioned[T]) take(npa int) ([]entry[T], error) {
 	chunks := p.parts[npa]
 	p.parts[npa] = nil
 	n := 0
 	for _, c := range chunks {
 		n += len(c)
 	}
+	var ext []extent
+	if p.spill != nil {
+		ext = p.spill.ext[npa]
+		p.spill.ext[npa] = nil
+		for _, x := range ext {
+			n += x.n
+		}
+	}
 	out := make([]entry[T], 0, n)
 	for i, c := range chunks {
 		out = append(out, c...)
 		chunks[i] = nil
+	}
+	if len(ext) > 0 {
+		var err error
+		if out, err = readExtents(p.spill, p.codec, ext, out); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(out, func(a, b entry[T]) int {
 		if c := cmp.Compare(a.rem, b.rem); c != 0 {
@@ -59,5 +101,5 @@ func (p *partitioned[T]) take(npa int) []entry[T] {
 		}
 		return cmp.Compare(a.line, b.line)
 	})
-	return out
+	return out, nil
 }

@@ -111,16 +111,8 @@ func (b *builder) write(f *os.File, builtAt int64) (int64, error) {
 				func(v cnamRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.name)} })
 		},
 		func() error {
-			var maxC uint32
-			for _, chunks := range b.trust.parts {
-				for _, c := range chunks {
-					for _, e := range c {
-						maxC = max(maxC, e.v.complaints)
-					}
-				}
-			}
 			return writeNumSection(b, w, secTrust, "trust.csv", &b.trust,
-				[]uint{3, uint(max(1, bits.Len32(maxC))), 32, 32},
+				[]uint{3, uint(max(1, bits.Len32(b.maxComplaints))), 32, 32},
 				func(v trustRow) [maxFields]uint64 {
 					return [maxFields]uint64{uint64(v.spam), uint64(v.complaints), uint64(v.first), uint64(v.last)}
 				})
@@ -273,9 +265,12 @@ func writeNumSection[T any](b *builder, w *fileWriter, id, file string, p *parti
 	if err := w.write(table); err != nil {
 		return err
 	}
+	if err := p.finishSpill(); err != nil {
+		return err
+	}
 	var npas []int
 	for npa := range partitions {
-		if len(p.parts[npa]) > 0 {
+		if p.has(npa) {
 			npas = append(npas, npa)
 		}
 	}
@@ -366,8 +361,12 @@ func writeNumSection[T any](b *builder, w *fileWriter, id, file string, p *parti
 }
 
 func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func(T) [maxFields]uint64) builtPart {
-	rows := p.take(npa)
+	rows, err := p.take(npa)
 	var r builtPart
+	if err != nil {
+		r.err = err
+		return r
+	}
 	kept := rows[:0]
 	for i, e := range rows {
 		if i > 0 && e.rem == rows[i-1].rem {

@@ -1,0 +1,242 @@
+package format
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"unsafe"
+)
+
+// Bounded memory. While reading, the builder keeps per-number rows in
+// memory (partition.go) up to BuildOptions.MaxMemory bytes across the four
+// per-number sections. Past that, the collection holding the most rows is
+// written to its spill file: fixed-size records (remainder, source line,
+// packed payload) appended NPA by NPA, each run remembered as an extent.
+// When the section is written, each NPA's worker reads its extents back
+// beside whatever is still in memory, then sorts, checks duplicates and
+// hashes exactly as for an in-memory build, so the table's bytes do not
+// depend on whether or where rows spilled. A build therefore holds at most
+// the budget of rows, plus a few NPAs being hashed (an NPA has at most 10^7
+// numbers), whatever the number of rows in the source.
+//
+// Spill files live in BuildOptions.TempDir, by default beside the output.
+// Each is unlinked as soon as it is created where the system allows it, so
+// that no exit, not even a crash, leaves one behind; where it does not, it
+// is removed when the build ends, successfully or not.
+
+// DefaultMaxMemory is the budget of per-number rows held in memory while
+// building, when BuildOptions.MaxMemory is zero: about 30 million rows,
+// which keeps tables of that size free of temporary files.
+const DefaultMaxMemory = 512 << 20
+
+// rowCodec turns a payload into a fixed number of bytes and back.
+type rowCodec[T any] struct {
+	size    int // payload bytes in a spill record
+	memSize int // bytes of an entry in memory
+	put     func(p []byte, v T)
+	get     func(p []byte) T
+}
+
+func newCodec[T any](size int, put func([]byte, T), get func([]byte) T) *rowCodec[T] {
+	return &rowCodec[T]{size: size, memSize: int(unsafe.Sizeof(entry[T]{})), put: put, get: get}
+}
+
+func (c *rowCodec[T]) recSize() int { return 8 + c.size }
+
+var (
+	portedCodec = newCodec(8, func(p []byte, v portedRow) {
+		binary.LittleEndian.PutUint32(p, v.pair)
+		binary.LittleEndian.PutUint32(p[4:], v.act)
+	}, func(p []byte) portedRow {
+		return portedRow{pair: binary.LittleEndian.Uint32(p), act: binary.LittleEndian.Uint32(p[4:])}
+	})
+	messagingCodec = newCodec(4, func(p []byte, v messagingRow) {
+		binary.LittleEndian.PutUint32(p, v.tuple)
+	}, func(p []byte) messagingRow {
+		return messagingRow{tuple: binary.LittleEndian.Uint32(p)}
+	})
+	cnamCodec = newCodec(4, func(p []byte, v cnamRow) {
+		binary.LittleEndian.PutUint32(p, v.name)
+	}, func(p []byte) cnamRow {
+		return cnamRow{name: binary.LittleEndian.Uint32(p)}
+	})
+	trustCodec = newCodec(13, func(p []byte, v trustRow) {
+		p[0] = v.spam
+		binary.LittleEndian.PutUint32(p[1:], v.complaints)
+		binary.LittleEndian.PutUint32(p[5:], v.first)
+		binary.LittleEndian.PutUint32(p[9:], v.last)
+	}, func(p []byte) trustRow {
+		return trustRow{spam: p[0], complaints: binary.LittleEndian.Uint32(p[1:]),
+			first: binary.LittleEndian.Uint32(p[5:]), last: binary.LittleEndian.Uint32(p[9:])}
+	})
+)
+
+// extent is a run of one NPA's records in a spill file.
+type extent struct {
+	off int64
+	n   int
+}
+
+// spillFile holds one collection's spilled rows.
+type spillFile struct {
+	f    *os.File
+	name string // set while the file still has to be removed
+	bw   *bufio.Writer
+	off  int64
+	ext  [partitions][]extent
+}
+
+func newSpillFile(dir string) (*spillFile, error) {
+	f, err := os.CreateTemp(dir, ".lnpdb-spill-*")
+	if err != nil {
+		return nil, fmt.Errorf("format: spill file: %w", err)
+	}
+	s := &spillFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	if os.Remove(f.Name()) != nil {
+		s.name = f.Name()
+	}
+	return s, nil
+}
+
+// finish makes everything spilled readable.
+func (s *spillFile) finish() error {
+	if s == nil {
+		return nil
+	}
+	return s.bw.Flush()
+}
+
+func (s *spillFile) close() {
+	if s == nil {
+		return
+	}
+	s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+}
+
+// spiller is a collection as the builder's budget sees it.
+type spiller interface {
+	heldBytes() int64
+	spillAll(dir string) (int, error)
+	finishSpill() error
+	closeSpill()
+}
+
+func (p *partitioned[T]) heldBytes() int64 { return int64(p.mem) * int64(p.codec.memSize) }
+func (p *partitioned[T]) finishSpill() error {
+	return p.spill.finish()
+}
+func (p *partitioned[T]) closeSpill() { p.spill.close() }
+
+// spillAll appends every row in memory to the spill file, releases them
+// and returns how many there were.
+func (p *partitioned[T]) spillAll(dir string) (int, error) {
+	if p.mem == 0 {
+		return 0, nil
+	}
+	if p.spill == nil {
+		s, err := newSpillFile(dir)
+		if err != nil {
+			return 0, err
+		}
+		p.spill = s
+	}
+	rows := 0
+	s, rs := p.spill, p.codec.recSize()
+	var buf []byte
+	for npa := range partitions {
+		chunks := p.parts[npa]
+		if len(chunks) == 0 {
+			continue
+		}
+		x := extent{off: s.off}
+		for i, c := range chunks {
+			if len(buf) < len(c)*rs {
+				buf = make([]byte, len(c)*rs)
+			}
+			b := buf[:len(c)*rs]
+			for j := range c {
+				e := &c[j]
+				r := b[j*rs:]
+				binary.LittleEndian.PutUint32(r, e.rem)
+				binary.LittleEndian.PutUint32(r[4:], e.line)
+				p.codec.put(r[8:], e.v)
+			}
+			if _, err := s.bw.Write(b); err != nil {
+				return 0, fmt.Errorf("format: spill file: %w", err)
+			}
+			rows += len(c)
+			s.off += int64(len(b))
+			x.n += len(c)
+			chunks[i] = nil
+		}
+		p.parts[npa] = nil
+		s.ext[npa] = append(s.ext[npa], x)
+	}
+	if p.held != nil {
+		*p.held -= p.heldBytes()
+	}
+	p.mem = 0
+	return rows, nil
+}
+
+// readExtents appends the rows of the given extents to out.
+func readExtents[T any](s *spillFile, c *rowCodec[T], ext []extent, out []entry[T]) ([]entry[T], error) {
+	rs := c.recSize()
+	buf := make([]byte, chunkLen*rs)
+	for _, x := range ext {
+		for done := 0; done < x.n; {
+			k := min(x.n-done, chunkLen)
+			b := buf[:k*rs]
+			if _, err := s.f.ReadAt(b, x.off+int64(done*rs)); err != nil {
+				return nil, fmt.Errorf("format: spill file: %w", err)
+			}
+			for j := range k {
+				r := b[j*rs:]
+				out = append(out, entry[T]{rem: binary.LittleEndian.Uint32(r), line: binary.LittleEndian.Uint32(r[4:]), v: c.get(r[8:])})
+			}
+			done += k
+		}
+	}
+	return out, nil
+}
+
+// budget decides when the builder's collections spill.
+type budget struct {
+	limit   int64 // bytes of rows in memory; 0 never spills
+	dir     string
+	held    int64
+	all     []spiller
+	spilled int // rows written to spill files
+}
+
+// check spills the largest collection while the rows held exceed the limit.
+func (g *budget) check() error {
+	for g.limit > 0 && g.held > g.limit {
+		var big spiller
+		var most int64
+		for _, s := range g.all {
+			if h := s.heldBytes(); h > most {
+				big, most = s, h
+			}
+		}
+		if big == nil {
+			return nil
+		}
+		n, err := big.spillAll(g.dir)
+		if err != nil {
+			return err
+		}
+		g.spilled += n
+	}
+	return nil
+}
+
+func (g *budget) close() {
+	for _, s := range g.all {
+		s.closeSpill()
+	}
+}

@@ -1,0 +1,170 @@
+package format_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// copyFS returns src's files in memory, so that a test can change one.
+func copyFS(t *testing.T, src fs.FS) fstest.MapFS {
+	m := fstest.MapFS{}
+	require.NoError(t, fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(src, p)
+		m[p] = &fstest.MapFile{Data: b}
+		return err
+	}))
+	return m
+}
+
+// spillFDs lists this process's open files that are spill files, where the
+// system tells.
+func spillFDs(t *testing.T) []string {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	var open []string
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.Contains(l, ".lnpdb-spill-") {
+			open = append(open, l)
+		}
+	}
+	return open
+}
+
+func buildBytes(t *testing.T, src fs.FS, opt format.BuildOptions) ([]byte, *format.BuildReport) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "t.lnpdb")
+	opt.BuiltAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rep, err := format.Build(context.Background(), src, out, opt)
+	require.NoError(t, err)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	return b, rep
+}
+
+func TestSpilledBuildIsIdentical(t *testing.T) {
+	want, rep := buildBytes(t, lnpdb.Sample(), format.BuildOptions{MaxMemory: -1})
+	require.Zero(t, rep.Spilled)
+	rows := 0
+	for _, f := range []string{"ported.csv", "messaging.csv", "cnam.csv", "trust.csv"} {
+		rows += rep.Rows[f]
+	}
+	for _, budget := range []int64{1, 4 << 10, 64 << 10} {
+		tmp := t.TempDir()
+		got, rep := buildBytes(t, lnpdb.Sample(), format.BuildOptions{MaxMemory: budget, TempDir: tmp})
+		require.Equal(t, want, got, "budget %d: spilling does not change a byte", budget)
+		assert.Positive(t, rep.Spilled, "budget %d spills", budget)
+		assert.LessOrEqual(t, rep.Spilled, rows)
+		if budget == 1 {
+			assert.Equal(t, rows, rep.Spilled, "a budget of one byte spills every row")
+		}
+		ents, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		assert.Empty(t, ents, "no spill file is left behind")
+	}
+	assert.Empty(t, spillFDs(t), "no spill file is left open")
+}
+
+func TestSpilledDuplicates(t *testing.T) {
+	src := copyFS(t, lnpdb.Sample())
+	ported := string(src["ported.csv"].Data)
+	lines := strings.Split(strings.TrimSuffix(ported, "\n"), "\n")
+	// The same number as the first row, on the last line: with a small
+	// budget the two rows meet only when read back from the spill file.
+	first := strings.SplitN(lines[1], ",", 2)
+	dup := first[0] + "," + strings.SplitN(lines[len(lines)-1], ",", 2)[1]
+	src["ported.csv"] = &fstest.MapFile{Data: []byte(ported + dup + "\n")}
+
+	var msgs []string
+	for _, budget := range []int64{-1, 1, 4 << 10} {
+		tmp := t.TempDir()
+		dir := t.TempDir()
+		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: budget, TempDir: tmp})
+		require.Error(t, err)
+		msgs = append(msgs, err.Error())
+		for _, d := range []string{tmp, dir} {
+			ents, err := os.ReadDir(d)
+			require.NoError(t, err)
+			assert.Empty(t, ents, "a failed build leaves nothing behind")
+		}
+	}
+	assert.Contains(t, msgs[0], "listed twice (first on line 2)")
+	assert.Contains(t, msgs[0], "ported.csv:"+strconv.Itoa(len(lines)+1)+":")
+	assert.Equal(t, msgs[0], msgs[1], "the error names the same file and lines when spilled")
+	assert.Equal(t, msgs[0], msgs[2])
+
+	want, _ := buildBytes(t, src, format.BuildOptions{SkipBadRows: true, MaxMemory: -1})
+	got, rep := buildBytes(t, src, format.BuildOptions{SkipBadRows: true, MaxMemory: 1, TempDir: t.TempDir()})
+	require.Equal(t, want, got, "the first row of a duplicate is kept, spilled or not")
+	assert.Equal(t, 1, rep.Skipped)
+	assert.Empty(t, spillFDs(t))
+}
+
+// cancelOn cancels a build's context when it opens the named file.
+type cancelOn struct {
+	fs.FS
+	name   string
+	cancel context.CancelFunc
+}
+
+func (c cancelOn) Open(name string) (fs.File, error) {
+	if name == c.name {
+		c.cancel()
+	}
+	return c.FS.Open(name)
+}
+
+func TestSpillFilesRemovedOnFailure(t *testing.T) {
+	for _, name := range []string{"messaging.csv", "trust.csv"} {
+		t.Run("cancel at "+name, func(t *testing.T) {
+			tmp, dir := t.TempDir(), t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			src := cancelOn{FS: lnpdb.Sample(), name: name, cancel: cancel}
+			_, err := format.Build(ctx, src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: tmp})
+			require.ErrorIs(t, err, context.Canceled)
+			for _, d := range []string{tmp, dir} {
+				ents, err := os.ReadDir(d)
+				require.NoError(t, err)
+				assert.Empty(t, ents, "a cancelled build leaves nothing behind")
+			}
+		})
+	}
+	t.Run("bad row after spilling", func(t *testing.T) {
+		src := copyFS(t, lnpdb.Sample())
+		src["trust.csv"] = &fstest.MapFile{Data: append(src["trust.csv"].Data, "12025550100,nonsense,1,,\n"...)}
+		tmp, dir := t.TempDir(), t.TempDir()
+		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: tmp})
+		require.Error(t, err)
+		for _, d := range []string{tmp, dir} {
+			ents, err := os.ReadDir(d)
+			require.NoError(t, err)
+			assert.Empty(t, ents)
+		}
+	})
+	t.Run("no temporary directory", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := format.Build(context.Background(), lnpdb.Sample(), filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: filepath.Join(dir, "nope")})
+		require.ErrorContains(t, err, "spill file")
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, ents)
+	})
+	assert.Empty(t, spillFDs(t), "no spill file is left open")
+}
