@@ -129,6 +129,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		_ = j.enc.Encode(&errInternal.body)
 		status = errInternal.status
 	}
+	writeBuffered(w, status, j)
+}
+
+// writeBuffered writes j's bytes as the JSON body of a response with status
+// and returns j to the pool.
+func writeBuffered(w http.ResponseWriter, status int, j *jsonBuf) {
 	h := w.Header()
 	h["Content-Type"] = hdrJSON
 	h["X-Content-Type-Options"] = hdrNoSniff

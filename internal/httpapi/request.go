@@ -41,6 +41,9 @@ func decodeBody(w *recorder, r *http.Request, v any) *apiError {
 		}
 		return errReadBody
 	}
+	if decodeFast(buf.Bytes(), v) {
+		return nil
+	}
 	if err := json.Unmarshal(buf.Bytes(), v); err != nil {
 		return jsonError(err)
 	}

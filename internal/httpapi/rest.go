@@ -66,7 +66,7 @@ func (h *Handler) restLRN(w *recorder, r *http.Request) {
 	var err error
 	w.lrnRes, err = lrn.Lookup(db, *req.PhoneNumber, lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup})
 	if h.finish(w, r, key, kindLRN, err) {
-		writeJSON(w, http.StatusOK, &w.lrnRes)
+		writeLRN(w, &w.lrnRes)
 	}
 }
 
