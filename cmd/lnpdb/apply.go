@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/progress"
-	"github.com/lnpdb/lnpdb/internal/source"
 )
 
 func init() {
@@ -75,14 +75,9 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 		batch = batch[:0]
 		return ctx.Err()
 	}
-	err = source.ReadUpdates(&barReader{r: f, bar: bar}, filepath.Base(path), source.Options{}, func(u *source.Update) error {
-		batch = append(batch, format.Update{
-			Action:      format.Action(u.Action),
-			TN:          uint64(u.TN),
-			LRN:         uint64(u.LRN),
-			SPID:        u.SPID,
-			ActivatedAt: u.ActivatedAt,
-		})
+	// The same feed reader as the server's POST /admin/v1/updates.
+	err = httpapi.ReadFeed(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
+		batch = append(batch, u)
 		if len(batch) == applyBatch {
 			return flush()
 		}

@@ -1,0 +1,381 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/source"
+)
+
+// The admin API changes the table while it serves:
+//
+//	POST /admin/v1/updates   apply an update feed, all or nothing
+//	POST /admin/v1/compact   start a compaction in the background
+//
+// Only admin keys are accepted: the key set is separate from the lookup
+// keys, and admin requests are not rate limited.
+
+// MaxUpdateBodyBytes caps the body of POST /admin/v1/updates: a feed of
+// about a million rows.
+const MaxUpdateBodyBytes = 64 << 20
+
+// AdminConfig configures the admin handler. Tables and Keys are required.
+type AdminConfig struct {
+	// Tables gives the table updates are applied to.
+	Tables TableSource
+	// Keys authenticates admin keys; lookup keys do not belong here.
+	Keys KeyStore
+	// Compact starts a compaction of the current table in the background
+	// and reports whether it started (false: one is running already). Nil
+	// means a compaction of Tables' table run by the handler itself.
+	Compact func() bool
+	// Applied, when set, is called after each applied batch with the
+	// table it went to.
+	Applied func(db *format.DB)
+	// Logger receives errors and, with AccessLog, one line per request.
+	Logger    *slog.Logger
+	AccessLog bool
+}
+
+// Admin is the http.Handler of the admin API, for paths under /admin/.
+type Admin struct {
+	tables     TableSource
+	keys       KeyStore
+	compact    func() bool
+	applied    func(db *format.DB)
+	log        *slog.Logger
+	access     bool
+	mux        *http.ServeMux
+	compacting atomic.Bool // for the default Compact
+}
+
+// NewAdmin returns the admin handler for cfg.
+func NewAdmin(cfg AdminConfig) (*Admin, error) {
+	if cfg.Tables == nil {
+		return nil, errors.New("httpapi: AdminConfig.Tables is required")
+	}
+	if cfg.Keys == nil {
+		return nil, errors.New("httpapi: AdminConfig.Keys is required")
+	}
+	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, compact: cfg.Compact, applied: cfg.Applied,
+		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.compact == nil {
+		a.compact = a.compactInBackground
+	}
+	for path, fn := range map[string]func(*recorder, *http.Request){
+		"/admin/v1/updates": a.updates,
+		"/admin/v1/compact": a.compactNow,
+	} {
+		a.mux.Handle("POST "+path, &route{path, fn})
+		a.mux.Handle(path, &route{path, notAllowed(hdrPost, errAdminMethod)})
+	}
+	return a, nil
+}
+
+var errAdminMethod = &apiError{http.StatusMethodNotAllowed, errorBody{
+	"Method not allowed", CodeMethodNotAllowed, "This endpoint takes POST"}}
+
+// ServeHTTP implements http.Handler.
+func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w, route: "other"}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving admin request",
+				slog.String("path", clip(r.URL.Path)), slog.String("panic", fmt.Sprint(v)),
+				slog.String("stack", string(debug.Stack())))
+			if rec.status == 0 {
+				writeError(rec, errInternal)
+			}
+		}
+		if a.access {
+			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", clip(r.Method)), slog.String("path", clip(r.URL.Path)),
+				slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)),
+				slog.Int("bytes", rec.bytes), slog.String("admin_key", rec.keyID),
+				slog.String("remote", r.RemoteAddr))
+		}
+	}()
+	handler, _ := a.mux.Handler(r)
+	rt, ok := handler.(*route)
+	if !ok {
+		writeError(rec, errNoRoute)
+		return
+	}
+	rec.route = rt.path
+	rt.fn(rec, r)
+}
+
+// authorize authenticates an admin key. When it returns false it has
+// written the response.
+func (a *Admin) authorize(w *recorder, r *http.Request) bool {
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		w.Header()["Www-Authenticate"] = hdrBearer
+		writeError(w, errMissingKey)
+		return false
+	}
+	key, ok := a.keys.Authenticate(tok)
+	if !ok {
+		w.Header()["Www-Authenticate"] = hdrBearer
+		writeError(w, errInvalidKey)
+		return false
+	}
+	w.keyID = key.ID()
+	return true
+}
+
+// updatesBody is the answer to POST /admin/v1/updates.
+type updatesBody struct {
+	Applied  int `json:"applied"`
+	Added    int `json:"added"`
+	Modified int `json:"modified"`
+	Deleted  int `json:"deleted"`
+	Pending  int `json:"pending"` // numbers awaiting compaction, after the batch
+}
+
+var (
+	errFeedType    = invalidRequest("Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)")
+	errFeedTooBig  = invalidRequest("The request body is larger than 64 MiB; split the feed")
+	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
+		"Service unavailable", CodeUnavailable, "The table is being closed; retry shortly"}}
+)
+
+func (a *Admin) updates(w *recorder, r *http.Request) {
+	if !a.authorize(w, r) {
+		return
+	}
+	parse := ParseFeedJSON
+	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); {
+	case mt == "text/csv":
+		parse = ParseFeedCSV
+	case isJSON(r.Header.Get("Content-Type")):
+	default:
+		writeError(w, errFeedType)
+		return
+	}
+	if r.ContentLength > MaxUpdateBodyBytes {
+		writeError(w, errFeedTooBig)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, MaxUpdateBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			writeError(w, errFeedTooBig)
+		} else {
+			writeError(w, errReadBody)
+		}
+		return
+	}
+	ups, err := parse(body)
+	if err != nil {
+		writeError(w, invalidRequest(err.Error()+"; nothing was applied"))
+		return
+	}
+	db := a.tables.DB()
+	if db == nil {
+		writeError(w, errUnavailable)
+		return
+	}
+	if err := db.Apply(ups); err != nil {
+		switch {
+		case errors.Is(err, format.ErrInvalidUpdate):
+			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
+			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was applied"))
+		case errors.Is(err, format.ErrClosed):
+			writeError(w, errFeedClosing)
+		default:
+			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
+				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
+			writeError(w, errInternal)
+		}
+		return
+	}
+	res := updatesBody{Applied: len(ups)}
+	for _, u := range ups {
+		switch u.Action {
+		case format.Add:
+			res.Added++
+		case format.Modify:
+			res.Modified++
+		case format.Delete:
+			res.Deleted++
+		}
+	}
+	res.Pending = db.PendingUpdates()
+	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates applied",
+		slog.Int("applied", res.Applied), slog.Int("pending", res.Pending), slog.String("admin_key", w.keyID))
+	if a.applied != nil && len(ups) > 0 {
+		a.applied(db)
+	}
+	writeJSON(w, http.StatusOK, &res)
+}
+
+// compactBody is the answer to POST /admin/v1/compact.
+type compactBody struct {
+	Status  string `json:"status"`  // "started", or "running" when one runs already
+	Pending int    `json:"pending"` // numbers awaiting compaction when asked
+}
+
+func (a *Admin) compactNow(w *recorder, r *http.Request) {
+	if !a.authorize(w, r) {
+		return
+	}
+	db := a.tables.DB()
+	if db == nil {
+		writeError(w, errUnavailable)
+		return
+	}
+	res := compactBody{Status: "running", Pending: db.PendingUpdates()}
+	if a.compact() {
+		res.Status = "started"
+	}
+	writeJSON(w, http.StatusAccepted, &res)
+}
+
+// compactInBackground is the Compact of a handler configured without one.
+func (a *Admin) compactInBackground() bool {
+	db := a.tables.DB()
+	if db == nil || !a.compacting.CompareAndSwap(false, true) {
+		return false
+	}
+	go func() {
+		defer a.compacting.Store(false)
+		start := time.Now()
+		pending := db.PendingUpdates()
+		if err := db.Compact(context.Background()); err != nil {
+			a.log.Error("compaction failed", "table", db.Path(), "error", err)
+			return
+		}
+		a.log.Info("compacted", "table", db.Path(), "folded", pending, "duration", time.Since(start))
+	}()
+	return true
+}
+
+// feedHeader is the header of an update feed (DATA.md, Live updates).
+const feedHeader = "action,tn,lrn,spid,activated_at"
+
+// ReadFeed reads an update feed — CSV with the columns action, tn, lrn,
+// spid and activated_at, as port-data vendors deliver it — calling fn with
+// each update in order. name is used in error messages. The first bad row
+// stops the read with an error naming its line and column.
+func ReadFeed(r io.Reader, name string, fn func(format.Update) error) error {
+	return source.ReadUpdates(r, name, source.Options{}, func(u *source.Update) error {
+		return fn(format.Update{
+			Action:      format.Action(u.Action),
+			TN:          uint64(u.TN),
+			LRN:         uint64(u.LRN),
+			SPID:        u.SPID,
+			ActivatedAt: u.ActivatedAt,
+		})
+	})
+}
+
+// ParseFeedCSV parses a whole update feed (see ReadFeed).
+func ParseFeedCSV(body []byte) ([]format.Update, error) {
+	var ups []format.Update
+	err := ReadFeed(bytes.NewReader(body), "feed", func(u format.Update) error {
+		ups = append(ups, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ups, nil
+}
+
+// feedJSON is one update of a JSON update feed: the CSV feed's columns as
+// the fields of an object.
+type feedJSON struct {
+	Action      string   `json:"action"`
+	TN          string   `json:"tn"`
+	LRN         string   `json:"lrn"`
+	SPID        string   `json:"spid"`
+	ActivatedAt feedTime `json:"activated_at"`
+}
+
+// feedTime is activated_at in JSON: a string as the CSV feed writes it
+// (RFC 3339 or yyyymmddhhmmss), or Unix seconds as an integer.
+type feedTime string
+
+func (t *feedTime) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = feedTime(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*t = ""
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || n < 0 || n > 1<<32-1 {
+		return fmt.Errorf("activated_at must be a time string or Unix seconds, not %.30s", b)
+	}
+	*t = feedTime(time.Unix(n, 0).UTC().Format(time.RFC3339))
+	return nil
+}
+
+// ParseFeedJSON parses a JSON update feed: an array of objects with the
+// CSV feed's columns as string fields (activated_at may also be Unix
+// seconds). Every element is checked exactly as a CSV row is.
+func ParseFeedJSON(body []byte) ([]format.Update, error) {
+	var rows []feedJSON
+	if err := json.Unmarshal(body, &rows); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return nil, fmt.Errorf("%s must be %s, not %s", te.Field, kindName(te.Type), te.Value)
+		}
+		return nil, errors.New("the body must be a JSON array of updates: " + err.Error())
+	}
+	// Through the CSV parser, so that both forms accept exactly the same
+	// values. Control characters cannot be valid values; refusing them here
+	// keeps one element on one CSV line, so that line numbers map back.
+	var buf bytes.Buffer
+	buf.WriteString(feedHeader + "\n")
+	cw := csv.NewWriter(&buf)
+	for i, u := range rows {
+		rec := []string{u.Action, u.TN, u.LRN, u.SPID, string(u.ActivatedAt)}
+		for _, f := range rec {
+			if strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				return nil, fmt.Errorf("update %d: a field holds a control character", i+1)
+			}
+		}
+		_ = cw.Write(rec) // a bytes.Buffer does not fail
+	}
+	cw.Flush()
+	ups, err := ParseFeedCSV(buf.Bytes())
+	if err != nil {
+		if re, ok := errors.AsType[*source.RowError](err); ok && re.Line >= 2 {
+			s := "update " + strconv.Itoa(re.Line-1) + ": "
+			if re.Column != "" {
+				s += re.Column + ": "
+			}
+			return nil, errors.New(s + re.Reason)
+		}
+		return nil, err
+	}
+	return ups, nil
+}
