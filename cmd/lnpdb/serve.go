@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lnpdb/lnpdb"
@@ -42,6 +45,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
+	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
+	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
+	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,6 +57,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *limit < 1 {
 		return fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	}
+	if *compactAt < 0 || *watchEvery < 0 {
+		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
 	}
 	var logHandler slog.Handler
 	switch *logFormat {
@@ -79,10 +88,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		keys = ks.Keys()
 	}
-	var dev string
+	var (
+		dev string
+		err error
+	)
 	if *devKey || *keysPath == "" {
 		dev = httpapi.NewKey()
 		keys = append(keys, httpapi.HashKey(dev))
+	}
+
+	var adminKeys *httpapi.KeySet
+	if *adminKeysPath != "" {
+		if adminKeys, err = httpapi.LoadKeys(*adminKeysPath); err != nil {
+			return err
+		}
+		if adminKeys.Len() == 0 {
+			return fmt.Errorf("%s holds no keys: leave out --admin-keys to serve without the admin API", *adminKeysPath)
+		}
 	}
 
 	// Listen first: a busy port fails before any work is done.
@@ -136,7 +158,53 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	servers := []*http.Server{newServer(h, log)}
+	// Live data: reloads on file replacement and SIGHUP, updates through
+	// the admin API, compaction in the background.
+	lv := newLive(db, log, *compactAt)
+	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		stopLive()
+		lv.wait() // before db.Close
+	}()
+	if *watchEvery > 0 {
+		go lv.watch(liveCtx, *watchEvery)
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-liveCtx.Done():
+				return
+			case <-hup:
+				_ = lv.reload("SIGHUP") // logged
+			}
+		}
+	}()
+	var root http.Handler = h
+	if adminKeys != nil {
+		admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
+			Tables:    httpapi.NewTable(db),
+			Keys:      adminKeys,
+			Compact:   func() bool { return lv.startCompaction(liveCtx, "admin") },
+			Applied:   func(*format.DB) { lv.applied(liveCtx) },
+			Logger:    log,
+			AccessLog: *accessLog,
+		})
+		if err != nil {
+			return err
+		}
+		root = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/admin/") {
+				admin.ServeHTTP(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+
+	servers := []*http.Server{newServer(root, log)}
 	if *metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", metrics.Handler())
@@ -146,7 +214,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base := "http://" + ln.Addr().String()
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "keys", len(keys))
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", len(keys),
+		"admin_api", adminKeys != nil, "compact_at", *compactAt)
 	if len(servers) > 1 {
 		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
 	}
