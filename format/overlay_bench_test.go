@@ -1,0 +1,120 @@
+package format_test
+
+import (
+	"encoding/csv"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/benchdata"
+)
+
+// overlayBenchPorted is the table the overlay benchmark reads: its ported
+// numbers are also the numbers it updates.
+const overlayBenchPorted = 1000000
+
+// BenchmarkGetOverlay measures the LRN read (FieldPorted) on random keys,
+// half hits and half misses, with no pending update and with an update
+// pending for every ported number of the table, side by side in one run.
+func BenchmarkGetOverlay(b *testing.B) {
+	t := benchdata.Get(b, overlayBenchPorted)
+	updates := portedUpdates(b, filepath.Join(t.Src, "ported.csv"))
+	for _, c := range []struct {
+		name    string
+		updates []format.Update
+	}{{"empty", nil}, {sizeName(len(updates)) + "-pending", updates}} {
+		b.Run(c.name, func(b *testing.B) {
+			db := openCopy(b, t.Path)
+			const batch = 10000
+			for i := 0; i < len(c.updates); i += batch {
+				if err := db.Apply(c.updates[i:min(i+batch, len(c.updates))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if got := db.PendingUpdates(); got != len(c.updates) {
+				b.Fatalf("%d pending updates, want %d", got, len(c.updates))
+			}
+			qs := t.Queries
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r, err := db.Get(qs[i&(len(qs)-1)], format.FieldPorted)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkRecord = r.Ported.OK
+			}
+			b.StopTimer()
+			t.Report(b, 1)
+		})
+	}
+}
+
+// openCopy opens a copy of the table at path in the benchmark's temporary
+// directory, so that updates journal there.
+func openCopy(b *testing.B, path string) *format.DB {
+	b.Helper()
+	src, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	cp := filepath.Join(b.TempDir(), "table.lnpdb")
+	dst, err := os.Create(cp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		b.Fatal(err)
+	}
+	db, err := format.Open(cp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// portedUpdates turns every row of a generated ported.csv into a Modify
+// that gives the number the LRN of the row before it.
+func portedUpdates(b *testing.B, path string) []format.Update {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	if _, err := r.Read(); err != nil { // tn,lrn,spid,activated_at
+		b.Fatal(err)
+	}
+	var out []format.Update
+	prevLRN := uint64(0)
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		tn, err1 := strconv.ParseUint(rec[0], 10, 64)
+		lrn, err2 := strconv.ParseUint(rec[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("%s: bad row %q", path, rec)
+		}
+		if prevLRN == 0 {
+			prevLRN = lrn
+		}
+		out = append(out, format.Update{Action: format.Modify, TN: tn, LRN: prevLRN, SPID: rec[2], ActivatedAt: 1790000000})
+		prevLRN = lrn
+	}
+	return out
+}
