@@ -25,6 +25,8 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "us.lnpdb", "output table `file`")
 	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
 	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
+	maxMem := fs.Int64("max-memory-mib", format.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never spill)")
+	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,6 +42,8 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 		SkipBadRows:  *skip,
 		PortedFormat: *portedFormat,
 		Progress:     e.stderr,
+		MaxMemory:    maxMemory(*maxMem),
+		TempDir:      *tempDir,
 	})
 	if err != nil {
 		return err
@@ -55,6 +59,9 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	for _, s := range rep.SkippedSample {
 		fmt.Fprintf(w, "  \t%s\n", s)
 	}
+	if rep.Spilled > 0 {
+		fmt.Fprintf(w, "spilled\t%d rows to temporary files\n", rep.Spilled)
+	}
 	fmt.Fprintf(w, "ported numbers\t%d\n", rep.Counts.Ported)
 	fmt.Fprintf(w, "file size\t%d bytes (%s)\n", rep.FileSize, humanBytes(rep.FileSize))
 	if rep.Counts.Ported > 0 {
@@ -65,6 +72,14 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "peak RSS\t%s\n", humanBytes(rss))
 	}
 	return w.Flush()
+}
+
+// maxMemory turns the --max-memory-mib flag into BuildOptions.MaxMemory.
+func maxMemory(mib int64) int64 {
+	if mib < 0 {
+		return -1
+	}
+	return max(1, mib<<20) // 0 MiB spills everything, where 0 bytes would mean the default
 }
 
 // peakRSS is the process's peak resident set size in bytes, 0 if unknown.

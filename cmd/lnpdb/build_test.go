@@ -66,3 +66,22 @@ func TestBuildErrors(t *testing.T) {
 	code, _, _ = runCmd(t)
 	assert.Equal(t, 2, code)
 }
+
+func TestBuildSpills(t *testing.T) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	table := filepath.Join(dir, "s.lnpdb")
+	code, out, errs := runCmd(t, "build", "-max-memory-mib", "0", "-temp-dir", tmp, "-o", table, "../../testdata/sample")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "spilled", "a budget of 0 MiB sends every row through spill files")
+	ents, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, ents, "spill files are gone")
+	code, out, errs = runCmd(t, "verify", table)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, ": ok")
+
+	code, out, errs = runCmd(t, "build", "-o", table, "../../testdata/sample")
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, "spilled", "the sample fits the default budget")
+}
