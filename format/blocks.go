@@ -80,73 +80,75 @@ type blockRow struct {
 
 // block resolves the number npa-rem to its most specific block row.
 func (s *snapshot) block(npa, rem uint64) (Block, error) {
+	var b Block
+	err := s.readBlock(npa, rem, &b)
+	return b, err
+}
+
+// readBlock sets *b to the number npa-rem's most specific block row (zero
+// when its code is vacant). On error *b is unspecified.
+func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
+	*b = Block{}
 	t := s.blocks.npa[npa]
 	if t == noCodeTable {
-		return Block{}, nil
+		return nil
 	}
 	nxx := rem / 10000
 	var wb [indexWordSize]byte
 	if _, err := s.m.ReadAt(wb[:], s.blocks.indexes+int64(t)*codeIndexSize+int64(nxx/64)*indexWordSize); err != nil {
-		return Block{}, errCorruptRecord
+		return errCorruptRecord
 	}
 	bitmap := binary.LittleEndian.Uint64(wb[:])
 	bit := uint64(1) << (nxx % 64)
 	if bitmap&bit == 0 {
-		return Block{}, nil
+		return nil
 	}
 	idx := binary.LittleEndian.Uint32(wb[8:]) + uint32(bits.OnesCount64(bitmap&(bit-1)))
 	if idx >= s.blocks.nentry {
-		return Block{}, errCorruptRecord
+		return errCorruptRecord
 	}
-	var b [codeEntrySize]byte
-	if _, err := s.m.ReadAt(b[:], s.blocks.entries+int64(idx)*codeEntrySize); err != nil {
-		return Block{}, errCorruptRecord
+	var e [codeEntrySize]byte
+	if _, err := s.m.ReadAt(e[:], s.blocks.entries+int64(idx)*codeEntrySize); err != nil {
+		return errCorruptRecord
 	}
-	row := blockRow{
-		carrier:   binary.LittleEndian.Uint32(b[0:]),
-		rc:        binary.LittleEndian.Uint32(b[4:]),
-		lrn:       binary.LittleEndian.Uint32(b[8:]),
-		activated: binary.LittleEndian.Uint32(b[12:]),
-	}
+	row := e[:16]
 	thousands := false
-	if g := binary.LittleEndian.Uint32(b[16:]); g != 0 {
+	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
 		if g > s.blocks.nthou {
-			return Block{}, errCorruptRecord
+			return errCorruptRecord
 		}
 		x := rem / 1000 % 10
 		var tb [thouEntrySize]byte
 		if _, err := s.m.ReadAt(tb[:], s.blocks.thou+int64(g-1)*thouGroupSize+int64(x)*thouEntrySize); err != nil {
-			return Block{}, errCorruptRecord
+			return errCorruptRecord
 		}
-		if c := binary.LittleEndian.Uint32(tb[0:]); c != 0 {
-			row = blockRow{
-				carrier:   c,
-				rc:        binary.LittleEndian.Uint32(tb[4:]),
-				lrn:       binary.LittleEndian.Uint32(tb[8:]),
-				activated: binary.LittleEndian.Uint32(tb[12:]),
-			}
-			thousands = true
+		if binary.LittleEndian.Uint32(tb[0:]) != 0 {
+			row, thousands = tb[:], true
 		}
 	}
-	if row.carrier == 0 {
-		return Block{}, nil
+	carrier := binary.LittleEndian.Uint32(row[0:])
+	if carrier == 0 {
+		return nil
 	}
-	return s.resolveBlock(row, thousands)
+	return s.resolveBlock(blockRow{
+		carrier:   carrier,
+		rc:        binary.LittleEndian.Uint32(row[4:]),
+		lrn:       binary.LittleEndian.Uint32(row[8:]),
+		activated: binary.LittleEndian.Uint32(row[12:]),
+	}, thousands, b)
 }
 
-func (s *snapshot) resolveBlock(row blockRow, thousands bool) (Block, error) {
+func (s *snapshot) resolveBlock(row blockRow, thousands bool, b *Block) error {
 	if int(row.carrier) > len(s.carriers) || int(row.rc) >= len(s.rateCenters) || int(row.lrn) > len(s.lrns) {
-		return Block{}, errCorruptRecord
+		return errCorruptRecord
 	}
-	blk := Block{
-		Assigned:    true,
-		Thousands:   thousands,
-		Carrier:     &s.carriers[row.carrier-1],
-		RateCenter:  &s.rateCenters[row.rc],
-		ActivatedAt: int64(row.activated),
-	}
+	b.Assigned = true
+	b.Thousands = thousands
+	b.Carrier = &s.carriers[row.carrier-1]
+	b.RateCenter = &s.rateCenters[row.rc]
+	b.ActivatedAt = int64(row.activated)
 	if row.lrn != 0 {
-		blk.LRN = s.lrns[row.lrn-1]
+		b.LRN = s.lrns[row.lrn-1]
 	}
-	return blk, nil
+	return nil
 }

@@ -262,56 +262,96 @@ func (db *DB) Path() string { return db.path }
 var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
 
 // Get reads everything the table holds for the 10-digit national number tn
-// (e.g. 2025550123): the block data always, and the per-number sections that
-// f selects, all from one snapshot. A number outside the NANP range reads as
-// unassigned. Get allocates nothing unless f includes FieldCNAM and the number
-// has a caller name. The only errors are ErrClosed and *CorruptError.
-func (db *DB) Get(tn uint64, f Fields) (Record, error) {
+// (e.g. 2025550123): the block data always (unless f includes
+// BlockUnlessPorted and the number is ported), and the per-number sections
+// that f selects, all from one snapshot. A number outside the NANP range reads
+// as unassigned. Get allocates nothing unless f includes FieldCNAM and the
+// number has a caller name. The only errors are ErrClosed and *CorruptError.
+func (db *DB) Get(tn uint64, f Fields) (r Record, err error) {
 	s := db.snap.Load()
 	if s == nil {
 		return Record{}, ErrClosed
 	}
-	var r Record
-	err := s.get(tn, f, &r)
+	err = s.get(tn, f, &r)
 	return r, err
 }
 
+// GetInto is Get writing into *r, which it overwrites whole: a caller that
+// keeps a Record (or a slice of them) saves Get's copy of the result.
+func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
+	s := db.snap.Load()
+	if s == nil {
+		*r = Record{}
+		return ErrClosed
+	}
+	*r = Record{}
+	return s.get(tn, f, r)
+}
+
+// get fills r, which must be zero, for tn. It takes the lookup in stages so
+// that the memory accesses of the sections f selects overlap: first every
+// section's pilot byte, then the block data (small and mostly in cache, it is
+// read while the pilots are on their way), then every section's record, and
+// only then the decoding, whose branches depend on what was read.
 func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	r.Number = tn
 	if tn < 2000000000 || tn > 9999999999 {
 		return nil
 	}
-	if f&FieldPorted != 0 && !s.portedFromOverlay(tn, &r.Ported) {
-		w, ok, err := s.ported.find(s.m, tn/10000000, tn%10000000)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if err := s.decodePorted(w, &r.Ported); err != nil {
-				return err
-			}
-		}
-	}
-	return s.getRest(tn, f, r)
-}
-
-// getRest reads the block data and the sections other than PORTED.
-func (s *snapshot) getRest(tn uint64, f Fields, r *Record) error {
-	if tn < 2000000000 || tn > 9999999999 {
-		return nil
-	}
 	npa, rem := tn/10000000, tn%10000000
-	var err error
-	if r.Block, err = s.block(npa, rem); err != nil {
-		return err
+	var qp, qm, qc, qt probe
+	if f&FieldPorted != 0 {
+		s.ported.start(s.m, npa, rem, &qp)
 	}
 	if f&FieldMessaging != 0 {
-		if err := s.getMessaging(npa, rem, &r.Messaging); err != nil {
+		s.messaging.start(s.m, npa, rem, &qm)
+	}
+	if f&FieldCNAM != 0 {
+		s.cnam.start(s.m, npa, rem, &qc)
+	}
+	if f&FieldTrust != 0 {
+		s.trustSec.start(s.m, npa, rem, &qt)
+	}
+	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+	if !lazy {
+		if err := s.readBlock(npa, rem, &r.Block); err != nil {
 			return err
 		}
 	}
-	if f&FieldCNAM != 0 {
-		w, ok, err := s.cnam.find(s.m, npa, rem)
+	if err := s.ported.fetch(s.m, &qp); err != nil {
+		return err
+	}
+	if err := s.messaging.fetch(s.m, &qm); err != nil {
+		return err
+	}
+	if err := s.cnam.fetch(s.m, &qc); err != nil {
+		return err
+	}
+	if err := s.trustSec.fetch(s.m, &qt); err != nil {
+		return err
+	}
+	if f&FieldPorted != 0 && !s.portedFromOverlay(tn, &r.Ported) && qp.pt != nil {
+		if err := s.decodePorted(&qp, &r.Ported); err != nil {
+			return err
+		}
+	}
+	if lazy && !r.Ported.OK {
+		if err := s.readBlock(npa, rem, &r.Block); err != nil {
+			return err
+		}
+	}
+	return s.decodeRest(&qm, &qc, &qt, r)
+}
+
+// decodeRest reads the fetched MESSAGING, CNAM and TRUST records into r.
+func (s *snapshot) decodeRest(qm, qc, qt *probe, r *Record) error {
+	if qm.pt != nil {
+		if err := s.decodeMessaging(qm, &r.Messaging); err != nil {
+			return err
+		}
+	}
+	if qc.pt != nil {
+		w, ok, err := s.cnam.read(s.m, qc)
 		if err != nil {
 			return err
 		}
@@ -323,8 +363,8 @@ func (s *snapshot) getRest(tn uint64, f Fields, r *Record) error {
 			r.CNAM = CNAM{OK: true, Name: name}
 		}
 	}
-	if f&FieldTrust != 0 {
-		w, ok, err := s.trustSec.find(s.m, npa, rem)
+	if qt.pt != nil {
+		w, ok, err := s.trustSec.read(s.m, qt)
 		if err != nil {
 			return err
 		}
@@ -345,7 +385,13 @@ func (s *snapshot) getRest(tn uint64, f Fields, r *Record) error {
 	return nil
 }
 
-func (s *snapshot) decodePorted(w window, p *Ported) error {
+// decodePorted reads a fetched PORTED record into p, which it leaves alone
+// when the section does not hold the number.
+func (s *snapshot) decodePorted(q *probe, p *Ported) error {
+	w, ok, err := s.ported.read(s.m, q)
+	if err != nil || !ok {
+		return err
+	}
 	pi := s.ported.field(w, 0)
 	if pi >= uint64(len(s.pairs)) {
 		return errCorruptRecord
@@ -355,8 +401,10 @@ func (s *snapshot) decodePorted(w window, p *Ported) error {
 	return nil
 }
 
-func (s *snapshot) getMessaging(npa, rem uint64, m *Messaging) error {
-	w, ok, err := s.messaging.find(s.m, npa, rem)
+// decodeMessaging reads a fetched MESSAGING record into m, which it leaves
+// alone when the section does not hold the number.
+func (s *snapshot) decodeMessaging(q *probe, m *Messaging) error {
+	w, ok, err := s.messaging.read(s.m, q)
 	if err != nil || !ok {
 		return err
 	}

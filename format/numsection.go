@@ -136,37 +136,77 @@ func loadNumSection(m *mmap.ReaderAt, e dirEntry, s *numSection) error {
 	return nil
 }
 
-// find returns the record window for the number npa-rem and whether the
-// section holds it. It allocates nothing.
-func (s *numSection) find(m *mmap.ReaderAt, npa, rem uint64) (window, bool, error) {
-	pt := &s.parts[npa]
-	if pt.p.N == 0 {
-		return window{}, false, nil
-	}
-	h := pt.p.Hash(rem)
-	pilot := m.At(int(pt.pilots + int64(pt.p.Bucket(h))))
-	return s.record(m, pt, rem, pt.p.Slot(h, pilot))
+// probe is one number's lookup in a per-number section, taken in stages so
+// that a caller can start the memory accesses of several sections (or
+// several numbers) before it waits for any of them: aim hashes the number,
+// start also loads the pilot byte, fetch finds the record and starts loading it, read finishes it.
+type probe struct {
+	pt    *part // nil: the number's NPA holds no keys, so the number is absent
+	h     uint64
+	rem   uint64
+	off   int64 // the pilot byte's offset once aimed, the record's once fetched
+	shift uint  // the record's first bit within that byte
+	pilot byte
+	first byte // the record's first byte, loaded by fetch
 }
 
-// record reads the record at slot (remapping slots past N) and checks its key.
-func (s *numSection) record(m *mmap.ReaderAt, pt *part, rem, slot uint64) (window, bool, error) {
+// aim hashes the number npa-rem and sets q.off to its pilot byte's offset,
+// which loadNumSection bounds-checked; q.pt is nil when the NPA holds no
+// keys.
+func (s *numSection) aim(npa, rem uint64, q *probe) {
+	pt := &s.parts[npa]
+	if pt.p.N == 0 {
+		q.pt = nil
+		return
+	}
+	h := pt.p.Hash(rem)
+	q.pt, q.h, q.rem = pt, h, rem
+	q.off = pt.pilots + int64(pt.p.Bucket(h))
+}
+
+// start aims q at the number npa-rem and loads its pilot byte.
+func (s *numSection) start(m *mmap.ReaderAt, npa, rem uint64, q *probe) {
+	s.aim(npa, rem, q)
+	if q.pt != nil {
+		q.pilot = m.At(int(q.off))
+	}
+}
+
+// fetch locates the record a started probe points at (remapping slots past
+// N) and loads its first byte, which starts the record's cache miss; read
+// finishes the record. A probe that was not started (pt nil) is left alone.
+func (s *numSection) fetch(m *mmap.ReaderAt, q *probe) error {
+	pt := q.pt
+	if pt == nil {
+		return nil
+	}
+	slot := pt.p.Slot(q.h, q.pilot)
 	if slot >= pt.p.N {
 		var rb [4]byte
 		if _, err := m.ReadAt(rb[:], pt.remap+int64(slot-pt.p.N)*4); err != nil {
-			return window{}, false, errCorruptRecord
+			return errCorruptRecord
 		}
 		slot = uint64(binary.LittleEndian.Uint32(rb[:]))
 		if slot >= pt.p.N {
-			return window{}, false, errCorruptRecord
+			return errCorruptRecord
 		}
 	}
 	bit := slot * uint64(s.layout.width)
+	q.off, q.shift = pt.recs+int64(bit/8), uint(bit%8)
+	q.first = m.At(int(q.off))
+	return nil
+}
+
+// read returns a fetched probe's record and whether it is the number's (its
+// key matches).
+func (s *numSection) read(m *mmap.ReaderAt, q *probe) (window, bool, error) {
 	var buf [17]byte
-	if _, err := m.ReadAt(buf[:], pt.recs+int64(bit/8)); err != nil {
+	buf[0] = q.first
+	if _, err := m.ReadAt(buf[1:], q.off+1); err != nil {
 		return window{}, false, errCorruptRecord
 	}
-	w := loadWindow(&buf, uint(bit%8))
-	if w.field(0, keyBits) != rem {
+	w := loadWindow(&buf, q.shift)
+	if w.lo&(1<<keyBits-1) != q.rem {
 		return window{}, false, nil
 	}
 	return w, true, nil

@@ -88,6 +88,13 @@ const (
 	FieldAll = FieldPorted | FieldMessaging | FieldCNAM | FieldTrust
 )
 
+// BlockUnlessPorted, added to a Fields that includes FieldPorted, makes Get
+// read the block data only for a number without a ported record: a ported
+// number's Record.Block is then zero. An LRN lookup without enhanced data
+// needs nothing more (CONTRACT §2 resolves a ported number by its ported
+// record alone), and a ported hit then costs one memory access less.
+const BlockUnlessPorted Fields = 1 << 4
+
 // Record is everything a table holds for one number, read from one snapshot:
 // a concurrent update or reload never shows a lookup half of one state and
 // half of another.

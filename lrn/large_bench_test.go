@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/benchdata"
 	"github.com/lnpdb/lnpdb/internal/gen"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
@@ -23,44 +25,58 @@ var large struct {
 	once    sync.Once
 	db      *format.DB
 	numbers []string
+	size    int64 // file size, for the memory floor
 	err     error
 }
 
 // largeTable generates and builds a table with -bench.ported ported numbers
-// once per test binary, and returns it with random canonical numbers to look
+// (once per size: later runs reuse it), opens it, and returns it with random canonical numbers to look
 // up: half ported numbers, half random valid numbers (mostly misses).
 func largeTable(b *testing.B) (*format.DB, []string) {
 	if *benchPorted == 0 || testing.Short() {
 		b.Skip("-bench.ported=0 or -short")
 	}
 	large.once.Do(func() {
-		dir, err := os.MkdirTemp("", "lnpdb-bench-")
-		if err != nil {
-			large.err = err
-			return
+		// The table is generated and built once per size into the system's
+		// temporary directory and reused by later runs (LNPDB_BENCH_DIR
+		// overrides the place, as for internal/benchdata).
+		base := os.Getenv("LNPDB_BENCH_DIR")
+		if base == "" {
+			base = filepath.Join(os.TempDir(), "lnpdb-bench")
 		}
-		// The table stays mapped for the whole run; its directory is removed
-		// at once, which unlinks the files but keeps the mapping valid.
-		defer os.RemoveAll(dir)
+		dir := filepath.Join(base, fmt.Sprintf("lrn-%d-seed1", *benchPorted))
 		src := filepath.Join(dir, "src")
-		if _, err := gen.Generate(context.Background(), src, gen.Config{Seed: 1, Ported: *benchPorted,
-			Messaging: gen.DefaultMessaging, CNAM: gen.DefaultCNAM, Trust: gen.DefaultTrust}); err != nil {
-			large.err = err
-			return
-		}
 		path := filepath.Join(dir, "bench.lnpdb")
-		if _, err := format.Build(context.Background(), os.DirFS(src), path, format.BuildOptions{}); err != nil {
-			large.err = err
-			return
+		if _, err := os.Stat(path); err != nil {
+			os.RemoveAll(dir)
+			if _, err := gen.Generate(context.Background(), src, gen.Config{Seed: 1, Ported: *benchPorted,
+				Messaging: gen.DefaultMessaging, CNAM: gen.DefaultCNAM, Trust: gen.DefaultTrust}); err != nil {
+				large.err = err
+				return
+			}
+			tmp := path + ".tmp"
+			if _, err := format.Build(context.Background(), os.DirFS(src), tmp, format.BuildOptions{}); err != nil {
+				large.err = err
+				return
+			}
+			if large.err = os.Rename(tmp, path); large.err != nil {
+				return
+			}
 		}
 		if large.db, large.err = format.Open(path); large.err != nil {
 			return
 		}
+		st, err := os.Stat(path)
+		if err != nil {
+			large.err = err
+			return
+		}
+		large.size = st.Size()
 		// Sample the ported numbers (reservoir sampling keeps memory flat
 		// whatever the table size), then write the numbers to look up
 		// afresh, next to each other, as a caller's request batch would be.
 		rng := rand.New(rand.NewPCG(1, 2))
-		const count = 1 << 16
+		const count = 1 << 20
 		var ported []nanp.Number
 		seen := 0
 		readTNs(b, filepath.Join(src, gen.FilePorted), func(n nanp.Number) {
@@ -121,11 +137,26 @@ func readTNs(b *testing.B, path string, fn func(nanp.Number)) {
 func BenchmarkLargeLookup(b *testing.B) {
 	db, numbers := largeTable(b)
 	for _, bo := range benchOptions {
-		b.Run(bo.name, func(b *testing.B) { benchLookup(b, db, numbers, bo.opt) })
+		b.Run(bo.name, func(b *testing.B) {
+			benchLookup(b, db, numbers, bo.opt)
+			reportFloor(b, 1)
+		})
 	}
 }
 
 func BenchmarkLargeBatch(b *testing.B) {
 	db, numbers := largeTable(b)
-	benchBatch(b, db, numbers)
+	benchBatch(b, db, numbers, true)
+}
+
+// reportFloor adds the time per number as a multiple of the memory floor
+// for a buffer as large as the Large benchmarks' table, measured in the same
+// run.
+func reportFloor(b *testing.B, perIter int) {
+	if large.size == 0 {
+		return
+	}
+	floor := benchdata.Floor(large.size)
+	b.ReportMetric(floor, "floor-ns")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perIter)/floor, "x-floor")
 }

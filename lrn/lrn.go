@@ -30,13 +30,19 @@ type Options struct {
 }
 
 // fields returns what the table must read for o: the ported record always
-// (resolution step 1), the messaging record when asked for. Block data, which
-// enhanced data comes from, is always read.
+// (resolution step 1), the messaging record when asked for, and the block
+// data (steps 2 and 3) for a ported number only when enhanced data, which
+// takes its rate center from the block, is asked for. Messaging's carrier
+// default comes from the ported record's carrier for a ported number.
 func (o Options) fields() format.Fields {
+	f := format.FieldPorted
 	if o.Messaging {
-		return format.FieldPorted | format.FieldMessaging
+		f |= format.FieldMessaging
 	}
-	return format.FieldPorted
+	if !o.Enhanced {
+		f |= format.BlockUnlessPorted
+	}
+	return f
 }
 
 // Source says how the LRN was resolved (CONTRACT §2 steps 1–3).
@@ -115,8 +121,8 @@ func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 	if err != nil {
 		return Result{}, ErrInvalidNumber
 	}
-	rec, err := db.Get(uint64(n), opt.fields())
-	if err != nil {
+	var rec format.Record
+	if err := db.GetInto(uint64(n), opt.fields(), &rec); err != nil {
 		return Result{}, dbError(err)
 	}
 	if !canonical {
