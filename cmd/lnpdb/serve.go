@@ -33,6 +33,7 @@ const (
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 16 << 10
 	shutdownTimeout   = 10 * time.Second
+	logFlushEvery     = 100 * time.Millisecond
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -61,12 +62,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *compactAt < 0 || *watchEvery < 0 {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
 	}
+	// Log lines are written in batches: a line per request written on its
+	// own would cost a system call per request.
+	logOut := httpapi.NewLogWriter(e.stderr, logFlushEvery)
+	defer logOut.Close()
 	var logHandler slog.Handler
 	switch *logFormat {
 	case "text":
-		logHandler = slog.NewTextHandler(e.stderr, nil)
+		logHandler = slog.NewTextHandler(logOut, nil)
 	case "json":
-		logHandler = slog.NewJSONHandler(e.stderr, nil)
+		logHandler = slog.NewJSONHandler(logOut, nil)
 	default:
 		return fmt.Errorf("%w: --log-format must be text or json", errUsage)
 	}
