@@ -89,8 +89,8 @@ awk -F, -v every=$((PORTED / 1000 > 0 ? PORTED / 1000 : 1)) '
 # Update feeds: every ported number in turn takes the LRN and SPID of the
 # row after it, FEED_ROWS rows per feed.
 mkdir "$tmp/feeds"
-awk -F, 'NR > 2 { print "U," prev_tn "," $2 "," $3 "," } NR > 1 { prev_tn = $1 }' "$tmp/src/ported.csv" |
-	head -n 200000 | split -l "$FEED_ROWS" -a 5 - "$tmp/feeds/rows."
+awk -F, 'NR > 2 && NR <= 200002 { print "U," prev_tn "," $2 "," $3 "," } NR > 1 { prev_tn = $1 }' "$tmp/src/ported.csv" |
+	split -l "$FEED_ROWS" -a 5 - "$tmp/feeds/rows."
 for f in "$tmp"/feeds/rows.*; do
 	{ echo "action,tn,lrn,spid,activated_at"; cat "$f"; } >"${f/rows./feed.}"
 	rm "$f"
