@@ -28,6 +28,8 @@
 #   ACCESS_LOG=true    lnpdb serve --access-log
 #   PORT=18080 BARE_PORT=18091
 #   TMPBASE=/tmp KEEP=1 (keep the temporary directory)
+#   COMMIT=…           what the results name as the code measured (default:
+#                      git describe --always --dirty)
 #   RESULTS=FILE       where the table goes (default: ../results/http.md)
 set -euo pipefail
 
@@ -66,7 +68,7 @@ trap cleanup EXIT
 log "building lnpdb and fixedjson"
 (cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
 (cd "$bench" && go build -o "$tmp/fixedjson" ./cmd/fixedjson)
-commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
 
 log "generating and building a table of $PORTED ported numbers"
 "$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
@@ -183,6 +185,19 @@ mkdir -p "$(dirname "$results")"
 			"$(ms "$p50")" "$(ratio "$p50" "$bare_p50")" "$(ms "$p99")" "$(ratio "$p99" "$bare_p99")" \
 			"$(total "$t" non2xx)"
 	done
+	echo
+	echo "Each column is the median of its own figure over the rounds; the rounds:"
+	echo
+	echo "| round | target | requests/s | p50 | p99 | max |"
+	echo "|---:|---|---:|---:|---:|---:|"
+	awk -v n="${#targets[@]}" '{
+		t = $1; line = $0
+		rps = line; sub(/.*"rps":/, "", rps); sub(/,.*/, "", rps)
+		p50 = line; sub(/.*"p50_us":/, "", p50); sub(/,.*/, "", p50)
+		p99 = line; sub(/.*"p99_us":/, "", p99); sub(/,.*/, "", p99)
+		mx = line; sub(/.*"max_us":/, "", mx); sub(/,.*/, "", mx)
+		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |\n", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
+	}' "$tmp/results"
 	echo
 	echo "Targets (ARCHITECTURE.md): REST ≥ 50 % of the bare handler's requests/s — $verdict_rps;"
 	echo "REST p99 ≤ 10 ms — $verdict_p99. Socket errors over all rounds: rest $(total rest socket_errors),"
