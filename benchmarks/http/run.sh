@@ -156,7 +156,10 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / 
 rest_rps=$(field rest rps)
 rest_p99=$(field rest p99_us)
 verdict_rps=$(awk -v a="$rest_rps" -v b="$bare_rps" 'BEGIN { print (a >= 0.5 * b) ? "met" : "missed" }')
-verdict_p99=$(awk -v u="$rest_p99" 'BEGIN { print (u <= 10000) ? "met" : "missed" }')
+verdict_p99=$(awk -v u="$rest_p99" -v b="$bare_p99" 'BEGIN {
+	if (u <= 10000) print "met"
+	else if (b > 10000) printf "missed, as by the bare handler (p99 %.2f ms): the machine was busy, run again when it is quiet", b / 1000
+	else print "missed" }')
 
 mkdir -p "$(dirname "$results")"
 {
