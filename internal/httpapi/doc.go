@@ -13,8 +13,11 @@
 //	GET  /openapi.json      the OpenAPI 3 description of the REST API (no key)
 //	GET  /metrics           Prometheus metrics, when [Config.ServeMetrics] (no key)
 //
-// REST bodies are the lookup packages' Result structs marshalled with
-// encoding/json. The GraphQL schema is schema.graphql, embedded.
+// REST bodies are the lookup packages' Result structs as encoding/json
+// marshals them. The LRN answer, the hot path, is written by an encoder of
+// its own and the usual request bodies are read by a decoder of their own;
+// tests hold both to encoding/json's bytes and values. The GraphQL schema is
+// schema.graphql, embedded.
 //
 // # Requests
 //
@@ -44,6 +47,12 @@
 // document answers the standard errors array, also with HTTP 200. A missing
 // key, an exceeded rate limit, a non-JSON body or a missing table answer at
 // the HTTP level exactly as REST does.
+//
+// # Logs
+//
+// With [Config.AccessLog], one line per request: method, path, status,
+// duration, bytes, the key's id (never the key) and the remote address.
+// [LogWriter] batches log lines so that they do not cost a system call each.
 //
 // # Tables
 //
