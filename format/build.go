@@ -131,7 +131,7 @@ type builder struct {
 	lrnIdx map[uint64]uint32 // LRN → index into lrns
 
 	codes     map[uint32]*codeRows // npa*1000+nxx
-	codeState [1000 * 1000]uint8   // 0 vacant, 1 code row, 2 thousands rows only
+	codeState *[1000 * 1000]uint8  // 0 vacant, 1 code row, 2 thousands rows only
 	thouRow   []uint64             // bitmap over npa*10000+nxx*10+x: a thousands row exists
 
 	portedFile string // ported.csv or ported.npac, for error messages
@@ -254,25 +254,106 @@ func (b *builder) read() error {
 	b.rcIdx = map[string]uint32{}
 	b.lrnIdx = map[uint64]uint32{}
 	b.codes = map[uint32]*codeRows{}
+	b.codeState = new([1000 * 1000]uint8)
 	b.thouRow = make([]uint64, 1000*10000/64)
 	b.msgStrIdx = map[string]uint32{}
 	b.pairIdx = map[lrnPair]uint32{}
 	b.msgTupleIdx = map[msgTuple]uint32{}
 	b.nameIdx = map[string]uint32{}
 	b.msgStr("") // index 0 is the empty string
-	b.ported.codec, b.ported.held = portedCodec, &b.spill.held
-	b.messaging.codec, b.messaging.held = messagingCodec, &b.spill.held
-	b.cnam.codec, b.cnam.held = cnamCodec, &b.spill.held
-	b.trust.codec, b.trust.held = trustCodec, &b.spill.held
-	b.spill.all = []spiller{&b.ported, &b.messaging, &b.cnam, &b.trust}
 
-	steps := []func() error{b.readCarriers, b.readRateCenters, b.readBlocks, b.readPorted, b.readMessaging, b.readCNAM, b.readTrust}
+	steps := []func() error{b.readCarriers, b.readRateCenters, b.readBlocks}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	return nil
+	return b.readPerNumber()
+}
+
+// readPerNumber reads the per-number files on two goroutines: ported on
+// this one, messaging, CNAM and trust on another. Once blocks are read they
+// share nothing they change (ported alone has LRNs and pairs, messaging its
+// strings and tuples, CNAM its names), so the table is the same; each side
+// has its own report and a share of the memory budget in proportion to its
+// files' sizes, and the reports merge in file order, so that the errors and
+// skipped rows reported are those of reading the files one after another.
+// Only ported draws a progress bar, as the two would share one line.
+func (b *builder) readPerNumber() error {
+	parent := b.ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	side := &builder{
+		ctx: ctx, src: b.src, opt: b.opt, report: &BuildReport{Rows: map[string]int{}},
+		carrierIdx: b.carrierIdx, codeState: b.codeState, thouRow: b.thouRow,
+		msgStrs: b.msgStrs, msgStrIdx: b.msgStrIdx, msgTupleIdx: b.msgTupleIdx, nameIdx: b.nameIdx,
+	}
+	side.opt.Progress = nil
+	b.ctx = ctx
+	defer func() { b.ctx = parent }()
+
+	var portedSize, sideSize int64
+	for _, name := range []string{"ported.csv", "ported.npac"} {
+		portedSize += fileSize(b.src, name)
+	}
+	for _, name := range []string{"messaging.csv", "cnam.csv", "trust.csv"} {
+		sideSize += fileSize(b.src, name)
+	}
+	side.spill = budget{limit: b.spill.limit, dir: b.spill.dir}
+	if b.spill.limit > 0 {
+		share := float64(portedSize) / float64(max(1, portedSize+sideSize))
+		b.spill.limit = max(1, int64(float64(b.spill.limit)*share))
+		side.spill.limit = max(1, side.spill.limit-b.spill.limit)
+	}
+	b.ported.codec, b.ported.held = portedCodec, &b.spill.held
+	side.messaging.codec, side.messaging.held = messagingCodec, &side.spill.held
+	side.cnam.codec, side.cnam.held = cnamCodec, &side.spill.held
+	side.trust.codec, side.trust.held = trustCodec, &side.spill.held
+	b.spill.all = []spiller{&b.ported}
+	side.spill.all = []spiller{&side.messaging, &side.cnam, &side.trust}
+
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for _, step := range []func() error{side.readMessaging, side.readCNAM, side.readTrust} {
+			if err = step(); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	errPorted := b.readPorted()
+	if errPorted != nil {
+		cancel()
+	}
+	errSide := <-done
+
+	b.msgStrs, b.msgTuples, b.names = side.msgStrs, side.msgTuples, side.names
+	b.messaging, b.cnam, b.trust = side.messaging, side.cnam, side.trust
+	b.maxComplaints = side.maxComplaints
+	b.spill.all = []spiller{&b.ported, &b.messaging, &b.cnam, &b.trust}
+	b.spill.spilled += side.spill.spilled
+	for f, n := range side.report.Rows {
+		b.report.Rows[f] += n
+	}
+	b.report.Skipped += side.report.Skipped
+	for _, e := range side.report.SkippedSample {
+		if len(b.report.SkippedSample) < maxSkippedSample {
+			b.report.SkippedSample = append(b.report.SkippedSample, e)
+		}
+	}
+	if errPorted != nil {
+		return errPorted
+	}
+	return errSide
+}
+
+func fileSize(fsys fs.FS, name string) int64 {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 func (b *builder) readCarriers() error {

@@ -168,3 +168,37 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 	})
 	assert.Empty(t, spillFDs(t), "no spill file is left open")
 }
+
+// Ported and the other per-number files are read side by side; errors and
+// skipped rows are still reported as if they were read in file order.
+func TestPerNumberErrorsInFileOrder(t *testing.T) {
+	src := copyFS(t, mini)
+	add := func(name, row string) {
+		src[name] = &fstest.MapFile{Data: append(append([]byte(nil), src[name].Data...), row...)}
+	}
+	add("ported.csv", "2025570001,2025569000,2002,\n")
+	add("messaging.csv", "12025570002,Capital Messaging,true,US,1,\n")
+	add("cnam.csv", "12025570003,NOBODY\n")
+	for _, budget := range []int64{-1, 1} {
+		dir := t.TempDir()
+		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: budget, TempDir: dir})
+		require.ErrorContains(t, err, "ported.csv:6: column tn: 12025570001 is in no assigned code")
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, ents)
+
+		rep, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{SkipBadRows: true, MaxMemory: budget, TempDir: dir})
+		require.NoError(t, err)
+		assert.Equal(t, 3, rep.Skipped)
+		require.Len(t, rep.SkippedSample, 3)
+		assert.Contains(t, rep.SkippedSample[0], "ported.csv:6:")
+		assert.Contains(t, rep.SkippedSample[1], "messaging.csv:4:")
+		assert.Contains(t, rep.SkippedSample[2], "cnam.csv:4:")
+		assert.Equal(t, 4, rep.Rows["ported.csv"])
+		assert.Equal(t, 2, rep.Rows["messaging.csv"])
+	}
+
+	delete(src, "ported.csv")
+	_, err := format.Build(context.Background(), src, filepath.Join(t.TempDir(), "t.lnpdb"), format.BuildOptions{})
+	require.ErrorContains(t, err, "messaging.csv:4: column tn: 12025570002 is in no assigned code", "without ported data, messaging's error is the first")
+}
