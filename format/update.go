@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -159,11 +160,25 @@ func (db *DB) PendingUpdates() int {
 	return s.ov.len()
 }
 
+// ErrReplaced reports a compaction given up because the table file was
+// replaced while it ran: the new file is left in place, the updates stay
+// pending, and Reload followed by Compact folds them into the new file.
+var ErrReplaced = errors.New("format: the table file was replaced during compaction")
+
+// compactWritten, when set, runs between writing the compacted file and
+// renaming it into place (tests replace the table there).
+var compactWritten func()
+
 // Compact writes a new table file with the pending updates folded in,
 // renames it over the DB's file, switches lookups to it and trims the
 // journal. Lookups keep answering throughout, each from either the old or
 // the new state; updates applied during the compaction stay pending. Only
 // one compaction runs at a time.
+//
+// If the file at the DB's path is replaced while the compaction runs, the
+// replacement wins: Compact returns ErrReplaced and leaves it in place.
+// (A replacement landing between that check and the rename, a window of
+// two system calls, is overwritten.)
 func (db *DB) Compact(ctx context.Context) error {
 	db.compactMu.Lock()
 	defer db.compactMu.Unlock()
@@ -177,6 +192,10 @@ func (db *DB) Compact(ctx context.Context) error {
 	if s.ov == nil {
 		return nil
 	}
+	start, err := os.Stat(db.path)
+	if err != nil {
+		return err
+	}
 	folded := map[uint64]*overlayEntry{}
 	for tn, e := range s.ov.entries() {
 		if e.seq <= upTo {
@@ -187,9 +206,25 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.writeTable(db.path, time.Now()); err != nil {
+	// Written under a name of its own first, so that a replacement of the
+	// table made meanwhile can be noticed before it is overwritten.
+	staged := filepath.Join(filepath.Dir(db.path), "."+filepath.Base(db.path)+".compacted")
+	if _, err := b.writeTable(staged, time.Now()); err != nil {
 		return err
 	}
+	if compactWritten != nil {
+		compactWritten()
+	}
+	if now, err := os.Stat(db.path); err != nil || !os.SameFile(start, now) ||
+		now.Size() != start.Size() || !now.ModTime().Equal(start.ModTime()) {
+		os.Remove(staged)
+		return fmt.Errorf("%w: %s", ErrReplaced, db.path)
+	}
+	if err := os.Rename(staged, db.path); err != nil {
+		os.Remove(staged)
+		return err
+	}
+	syncDir(filepath.Dir(db.path))
 	return db.swap(upTo)
 }
 
