@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -137,9 +138,15 @@ func (l *live) compact(ctx context.Context, reason string) error {
 	start := time.Now()
 	l.log.Info("compaction started", "reason", reason, "table", l.path, "pending", pending)
 	if err := l.db.Compact(ctx); err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			l.log.Info("compaction cancelled; the updates stay pending", "reason", reason, "table", l.path)
-		} else {
+		case errors.Is(err, format.ErrReplaced):
+			// The replacement stays; the next compaction folds the
+			// updates into it.
+			l.log.Info("compaction given up: the table file was replaced meanwhile; the updates stay pending", "reason", reason, "table", l.path)
+			l.changedLocked()
+		default:
 			l.log.Error("compaction failed; the updates stay pending", "reason", reason, "table", l.path, "error", err)
 		}
 		return err
