@@ -25,7 +25,7 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "us.lnpdb", "output table `file`")
 	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
 	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
-	maxMem := fs.Int64("max-memory-mib", format.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never spill)")
+	maxMem := fs.Int64("max-memory-mib", format.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
 	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
 	if err := fs.Parse(args); err != nil {
 		return err
