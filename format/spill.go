@@ -185,8 +185,11 @@ func (p *partitioned[T]) spillAll(dir string) (int, error) {
 
 // readExtents appends the rows of the given extents to out.
 func readExtents[T any](s *spillFile, c *rowCodec[T], ext []extent, out []entry[T]) ([]entry[T], error) {
-	rs := c.recSize()
-	buf := make([]byte, chunkLen*rs)
+	rs, most := c.recSize(), 0
+	for _, x := range ext {
+		most = max(most, x.n)
+	}
+	buf := make([]byte, min(most, chunkLen)*rs)
 	for _, x := range ext {
 		for done := 0; done < x.n; {
 			k := min(x.n-done, chunkLen)
