@@ -400,18 +400,19 @@ func TestMetrics(t *testing.T) {
 	s := newServer(t)
 	s.post(t, "/api/v1/lrn", `{"phone_number":"12025550123"}`)
 	s.post(t, "/api/v1/lrn", `{"phone_number":"1"}`)
+	s.post(t, "/api/v1/lrn", `{"phone_number":"12025550123"}`) // a series seen before
 	s.gql(t, `{ lookupCnam(phoneNumber: "12025550123") { cnam } }`, nil)
 	s.do(t, http.MethodGet, "/no/such/path/"+strings.Repeat("x", 10), "")
 	r := s.do(t, http.MethodGet, "/metrics", "")
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	body := string(r.body)
 	for _, want := range []string{
-		`lnpdb_http_requests_total{code="200",path="/api/v1/lrn"} 1`,
+		`lnpdb_http_requests_total{code="200",path="/api/v1/lrn"} 2`,
 		`lnpdb_http_requests_total{code="400",path="/api/v1/lrn"} 1`,
 		`lnpdb_http_requests_total{code="200",path="/graphql"} 1`,
 		`lnpdb_http_requests_total{code="404",path="other"} 1`,
-		`lnpdb_http_request_duration_seconds_count{path="/api/v1/lrn"} 2`,
-		`lnpdb_lookups_total{result="ok",type="lrn"} 1`,
+		`lnpdb_http_request_duration_seconds_count{path="/api/v1/lrn"} 3`,
+		`lnpdb_lookups_total{result="ok",type="lrn"} 2`,
 		`lnpdb_lookups_total{result="invalid_number",type="lrn"} 1`,
 		`lnpdb_lookups_total{result="ok",type="cnam"} 1`,
 		`go_goroutines`,
