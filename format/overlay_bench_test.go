@@ -17,15 +17,20 @@ import (
 const overlayBenchPorted = 1000000
 
 // BenchmarkGetOverlay measures the LRN read (FieldPorted) on random keys,
-// half hits and half misses, with no pending update and with an update
-// pending for every ported number of the table, side by side in one run.
+// half hits and half misses, with no pending update, with 100k pending and
+// with an update pending for every ported number of the table, side by
+// side in one run.
 func BenchmarkGetOverlay(b *testing.B) {
 	t := benchdata.Get(b, overlayBenchPorted)
 	updates := portedUpdates(b, filepath.Join(t.Src, "ported.csv"))
 	for _, c := range []struct {
 		name    string
 		updates []format.Update
-	}{{"empty", nil}, {sizeName(len(updates)) + "-pending", updates}} {
+	}{
+		{"empty", nil},
+		{"100k-pending", updates[:100000]}, // lnpdb serve's default --compact-at
+		{sizeName(len(updates)) + "-pending", updates},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := openCopy(b, t.Path)
 			const batch = 10000
