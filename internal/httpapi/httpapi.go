@@ -250,7 +250,10 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 		h.metrics.observe(rec.route, rec.status, d)
 	}
 	if h.access && h.log.Enabled(r.Context(), slog.LevelInfo) {
-		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		// A record of our own, straight to the handler: Logger.LogAttrs
+		// would read the clock again and look up its caller (pc 0: none).
+		lr := slog.NewRecord(start.Add(d), slog.LevelInfo, "request", 0)
+		lr.AddAttrs(
 			slog.String("method", clip(r.Method)),
 			slog.String("path", clip(r.URL.Path)),
 			slog.Int("status", rec.status),
@@ -258,6 +261,7 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 			slog.Int("bytes", rec.bytes),
 			slog.String("key", rec.keyID),
 			slog.String("remote", r.RemoteAddr))
+		_ = h.log.Handler().Handle(r.Context(), lr) // a log that fails is not the client's problem
 	}
 }
 

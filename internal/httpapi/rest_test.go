@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -427,6 +428,11 @@ func TestAccessLog(t *testing.T) {
 	var entry map[string]any
 	line, _, _ := strings.Cut(s.logs.String(), "\n")
 	require.NoError(t, json.Unmarshal([]byte(line), &entry))
+	assert.Equal(t, "INFO", entry["level"])
+	assert.Equal(t, "request", entry["msg"])
+	ts, err := time.Parse(time.RFC3339Nano, fmt.Sprint(entry["time"]))
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), ts, time.Minute)
 	assert.Equal(t, "POST", entry["method"])
 	assert.Equal(t, "/api/v1/lrn", entry["path"])
 	assert.EqualValues(t, 200, entry["status"])
