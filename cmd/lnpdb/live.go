@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -73,6 +74,7 @@ func (l *live) reloadLocked(reason string) error {
 		err = l.db.Reload()
 		if err == nil {
 			l.seen = id
+			releaseOldMapping()
 			info := l.db.Info()
 			l.log.Info("table reloaded", "reason", reason, "table", l.path,
 				"version", info.Version, "built_at", info.BuiltAt.Format(time.RFC3339),
@@ -89,6 +91,13 @@ func (l *live) reloadLocked(reason string) error {
 	l.log.Error("table reload failed; the previous table keeps serving", "reason", reason, "table", l.path, "error", err)
 	return err
 }
+
+// releaseOldMapping lets the garbage collector find the mapping just
+// replaced, which it unmaps once no lookup in flight uses it: until then
+// the replaced file, unlinked by the rename, still holds its disk space
+// and page cache. Without a collection that could take as long as the
+// server allocates little.
+func releaseOldMapping() { go runtime.GC() }
 
 // changed reloads the table if the file at its path is not the one last
 // seen. The caller holds l.mu.
@@ -156,6 +165,7 @@ func (l *live) compact(ctx context.Context, reason string) error {
 	// maps whatever is at the path now, which costs one extra mapping at
 	// worst.
 	l.compacted = true
+	releaseOldMapping()
 	info := l.db.Info()
 	l.log.Info("compaction done", "reason", reason, "table", l.path, "folded", pending,
 		"pending", l.db.PendingUpdates(), "size", info.Size, "ported", info.Counts.Ported,
