@@ -343,9 +343,10 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	return s.decodeRest(&qm, &qc, &qt, r)
 }
 
-// decodeRest reads the fetched MESSAGING, CNAM and TRUST records into r.
+// decodeRest reads the fetched MESSAGING, CNAM and TRUST records into r;
+// qm may be nil when the caller has decoded MESSAGING itself.
 func (s *snapshot) decodeRest(qm, qc, qt *probe, r *Record) error {
-	if qm.pt != nil {
+	if qm != nil && qm.pt != nil {
 		if err := s.decodeMessaging(qm, &r.Messaging); err != nil {
 			return err
 		}
@@ -392,6 +393,11 @@ func (s *snapshot) decodePorted(q *probe, p *Ported) error {
 	if err != nil || !ok {
 		return err
 	}
+	return s.portedFrom(w, p)
+}
+
+// portedFrom decodes the PORTED record w into p.
+func (s *snapshot) portedFrom(w window, p *Ported) error {
 	pi := s.ported.field(w, 0)
 	if pi >= uint64(len(s.pairs)) {
 		return errCorruptRecord
@@ -408,6 +414,11 @@ func (s *snapshot) decodeMessaging(q *probe, m *Messaging) error {
 	if err != nil || !ok {
 		return err
 	}
+	return s.messagingFrom(w, m)
+}
+
+// messagingFrom decodes the MESSAGING record w into m.
+func (s *snapshot) messagingFrom(w window, m *Messaging) error {
 	ti := s.messaging.field(w, 0)
 	if ti >= uint64(len(s.msgTuples)) {
 		return errCorruptRecord

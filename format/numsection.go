@@ -148,6 +148,8 @@ type probe struct {
 	shift uint  // the record's first bit within that byte
 	pilot byte
 	first byte // the record's first byte, loaded by fetch
+	hit   bool // a batch's read found the number; its record is w
+	w     window
 }
 
 // aim hashes the number npa-rem and sets q.off to its pilot byte's offset,
@@ -172,14 +174,24 @@ func (s *numSection) start(m *mmap.ReaderAt, npa, rem uint64, q *probe) {
 	}
 }
 
-// fetch locates the record a started probe points at (remapping slots past
-// N) and loads its first byte, which starts the record's cache miss; read
-// finishes the record. A probe that was not started (pt nil) is left alone.
+// fetch locates the record a started probe points at and loads its first
+// byte, which starts the record's cache miss; read finishes the record. A
+// probe that was not started (pt nil) is left alone.
 func (s *numSection) fetch(m *mmap.ReaderAt, q *probe) error {
-	pt := q.pt
-	if pt == nil {
+	if q.pt == nil {
 		return nil
 	}
+	if err := s.locate(m, q); err != nil {
+		return err
+	}
+	q.first = m.At(int(q.off))
+	return nil
+}
+
+// locate sets a started probe's off and shift to its record's place,
+// remapping slots past N.
+func (s *numSection) locate(m *mmap.ReaderAt, q *probe) error {
+	pt := q.pt
 	slot := pt.p.Slot(q.h, q.pilot)
 	if slot >= pt.p.N {
 		var rb [4]byte
@@ -193,7 +205,6 @@ func (s *numSection) fetch(m *mmap.ReaderAt, q *probe) error {
 	}
 	bit := slot * uint64(s.layout.width)
 	q.off, q.shift = pt.recs+int64(bit/8), uint(bit%8)
-	q.first = m.At(int(q.off))
 	return nil
 }
 
