@@ -345,10 +345,17 @@ func (t *feedTime) UnmarshalJSON(b []byte) error {
 func ParseFeedJSON(body []byte) ([]format.Update, error) {
 	var rows []feedJSON
 	if err := json.Unmarshal(body, &rows); err != nil {
-		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+		te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+		switch {
+		case ok && te.Field != "":
 			return nil, fmt.Errorf("%s must be %s, not %s", te.Field, kindName(te.Type), te.Value)
+		case ok:
+			return nil, errors.New("the body must be a JSON array of update objects")
 		}
-		return nil, errors.New("the body must be a JSON array of updates: " + err.Error())
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return nil, errors.New("the body is not valid JSON")
+		}
+		return nil, err // feedTime's
 	}
 	// Through the CSV parser, so that both forms accept exactly the same
 	// values. Control characters cannot be valid values; refusing them here

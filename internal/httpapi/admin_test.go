@@ -110,7 +110,9 @@ func TestAdminBadRowRefusesBatch(t *testing.T) {
 		{"unknown spid", "text/csv", "action,tn,lrn,spid,activated_at\nU,2025550123,7327370999,0987,\nU,2025550124,7327370999,ZZZZ,\n", `update 2 (U 2025550124): unknown SPID "ZZZZ"`},
 		{"json element", "application/json", `[{"action":"U","tn":"2025550123","lrn":"7327370999","spid":"0987"},{"action":"U","tn":"202555","lrn":"7327370999","spid":"0987"}]`, "update 2: tn:"},
 		{"json type", "application/json", `[{"action":"U","tn":2025550123}]`, "tn must be a string"},
-		{"json object", "application/json", `{"action":"U"}`, "JSON array"},
+		{"json object", "application/json", `{"action":"U"}`, "the body must be a JSON array of update objects; nothing"},
+		{"json syntax", "application/json", `[{"action":`, "the body is not valid JSON"},
+		{"json time", "application/json", `[{"action":"U","tn":"2025550123","lrn":"7327370999","spid":"0987","activated_at":1.5}]`, "activated_at must be a time string or Unix seconds"},
 		{"no header", "text/csv", "U,2025550123,7327370999,0987,\n", "feed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
