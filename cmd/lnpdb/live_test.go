@@ -372,3 +372,22 @@ func TestServeReload(t *testing.T) {
 	assert.Equal(t, "alt", stateOf(f.probes[1]))
 	require.Equal(t, 0, s.stop(t))
 }
+
+// TestServeAdminAPIOnlyWithAdminKeys checks that without --admin-keys there
+// is no admin API, and that an empty admin keys file is refused.
+func TestServeAdminAPIOnlyWithAdminKeys(t *testing.T) {
+	f := newLiveFixture(t)
+	s := startServe(t, "--db", f.table, "--keys", f.keys, "--addr", "127.0.0.1:0", "--access-log=false")
+	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	code, body := call(t, "POST", base+"/admin/v1/updates", f.apiKey, "")
+	assert.Equal(t, http.StatusNotFound, code, body)
+	assert.Contains(t, body, `"code":"NOT_FOUND"`)
+	require.Equal(t, 0, s.stop(t))
+
+	empty := filepath.Join(t.TempDir(), "admins")
+	require.NoError(t, os.WriteFile(empty, []byte("# nobody\n"), 0o600))
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"serve", "--db", f.table, "--keys", f.keys, "--admin-keys", empty, "--addr", "127.0.0.1:0"})
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "holds no keys")
+}
