@@ -154,9 +154,10 @@ func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 			}
 		}
 	}
+	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
 	for i, tn := range tns {
-		if code[i] == 0 {
-			continue
+		if code[i] == 0 || lazy && qs[0][i].hit {
+			continue // no code row, or a ported number whose block is not read
 		}
 		var gb [4]byte
 		if _, err := m.ReadAt(gb[:], code[i]+16); err != nil {
@@ -169,7 +170,6 @@ func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 	keep(sink)
 
 	// Stage 4.
-	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
 	for i, tn := range tns {
 		r := &out[i]
 		*r = Record{Number: tn}
