@@ -1,5 +1,5 @@
 // Package httpapi serves lnpdb lookups over HTTP: the REST and GraphQL
-// contract of the hosted LRN lookup service (shared/design/CONTRACT.md), so
+// contract of the hosted LRN lookup service (docs/CONTRACT.md), so
 // that lnpdb can replace it as a drop-in.
 //
 // # Routes

@@ -2,7 +2,7 @@
 // rate centers, blocks, ported numbers (as CSV or in NPAC's bulk data
 // shape), messaging, CNAM, trust and update feeds — one row at a time,
 // checking every value against the rules of the data spec
-// (shared/design/DATA.md).
+// (docs/DATA.md).
 //
 // # Basic usage
 //
