@@ -82,6 +82,22 @@ func TestParseTime(t *testing.T) {
 
 // fixedWidth reports whether s starts with digits where RFC 3339 puts them:
 // YYYY-MM-DDTHH:MM:SS.
+// rfc3339Offset reports whether s ends in Z or in a numeric offset whose
+// hours are 00–23 and minutes 00–59, as RFC 3339's time-numoffset requires.
+func rfc3339Offset(s string) bool {
+	if strings.HasSuffix(s, "Z") || strings.HasSuffix(s, "z") {
+		return true
+	}
+	if len(s) < 6 {
+		return false
+	}
+	o := s[len(s)-6:]
+	if (o[0] != '+' && o[0] != '-') || o[3] != ':' {
+		return false
+	}
+	return o[1] <= '2' && (o[1] < '2' || o[2] <= '3') && o[4] <= '5'
+}
+
 func fixedWidth(s string) bool {
 	if len(s) < 20 {
 		return false
@@ -133,9 +149,10 @@ func FuzzParseTime(f *testing.F) {
 		got, err := ParseTime(s)
 		// What the standard library reads as RFC 3339 in range, so do we,
 		// if it has RFC 3339's fixed-width fields (the library also takes a
-		// one-digit hour, or a comma before fractional seconds).
+		// one-digit hour, a comma before fractional seconds, and offsets of
+		// 24 hours or 60 minutes, which RFC 3339 does not allow).
 		if std, stdErr := time.Parse(time.RFC3339, s); stdErr == nil && std.Unix() >= 0 && std.Unix() < maxTime &&
-			fixedWidth(s) && !strings.Contains(s, ",") {
+			fixedWidth(s) && !strings.Contains(s, ",") && rfc3339Offset(s) {
 			require.NoError(t, err, "%q", s)
 			require.Equal(t, std.Unix(), got, "%q", s)
 		}
