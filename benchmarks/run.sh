@@ -19,7 +19,11 @@
 #   SKIP='redis=reason' systems not run, with the reason the table gives
 #   LOAD_TIMEOUT=20m    time box for one peer's load (past it: "did not fit")
 #   GEN_TIMEOUT=40m BUILD_TIMEOUT=40m HARNESS_TIMEOUT=4h
-#   REDIS_MAXMEMORY     bytes (default: 60 % of MemAvailable at start)
+#   REDIS_MAXMEMORY     bytes (default: 25 % of MemAvailable at start)
+#   GOMEMLIMIT          the harness's Go memory limit (default: 45 % of
+#                       MemAvailable): it holds the source rows and the map
+#                       reference, and without a limit its garbage can grow
+#                       the heap to twice that, past the machine beside Redis
 #   QUERIES=1048576     queries in the sequence (a power of two)
 #   SEED=1              lnpdb gen --seed
 #   TMPBASE=/tmp        where the temporary directory goes
@@ -110,7 +114,7 @@ if wants redis; then
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
 	done
 	[[ -n $port ]] || die "no free port for Redis"
-	maxmem=${REDIS_MAXMEMORY:-$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 * 0.6 }' /proc/meminfo)}
+	maxmem=${REDIS_MAXMEMORY:-$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 * 0.25 }' /proc/meminfo)}
 	mkdir -p "$work/redis"
 	redis-server --bind 127.0.0.1 --port "$port" --dir "$work/redis" --save '' --appendonly no \
 		--maxmemory "$maxmem" --maxmemory-policy noeviction --daemonize no \
@@ -127,7 +131,8 @@ fi
 
 mkdir -p "$results"
 log "harness: $RUNS runs × ${BENCHTIME} per benchmark"
-timeout "${HARNESS_TIMEOUT:-4h}" "$work/bin/lnpdb-bench" \
+GOMEMLIMIT=${GOMEMLIMIT:-$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 * 0.45 }' /proc/meminfo)} \
+	timeout "${HARNESS_TIMEOUT:-4h}" "$work/bin/lnpdb-bench" \
 	-src "$work/src" -table "$work/table.lnpdb" -work "$work" -redis "$redis_addr" \
 	-out "$results/$label.json" -label "$label" -seed "$SEED" \
 	-runs "$RUNS" -benchtime "$BENCHTIME" -queries "$QUERIES" \
