@@ -7,39 +7,40 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 // The golden numbers, by the rule of CONTRACT §3 they take in the sample.
-var cnamCases = []golden{
-	{Case: "record, on a ported wireless number", Number: "12014814567", branch: cnam.SourceRecord},
-	{Case: "record", Number: "12025558258", branch: cnam.SourceRecord},
-	{Case: "no record, wireless code", Number: "12014810234", branch: cnam.SourceWireless},
-	{Case: "no record, ported from a landline to wireless", Number: "12037769497", branch: cnam.SourceWireless},
-	{Case: "no record, ported from wireless to VoIP: location", Number: "12025550123", branch: cnam.SourceLocation},
-	{Case: "no record, landline pooled block: city and state", Number: "12052890234", branch: cnam.SourceLocation},
-	{Case: "no record, VoIP code: location", Number: "18084160123", branch: cnam.SourceLocation},
-	{Case: "no record, long city cut to fit 15 characters", Number: "13865100123", branch: cnam.SourceLocation},
-	{Case: "input with punctuation", Number: "(201) 481-4567", branch: cnam.SourceRecord},
-	{Case: "vacant code", Number: "12025560123", branch: cnam.ErrNotFound},
-	{Case: "invalid", Number: "1202555012", branch: cnam.ErrInvalidNumber},
+var cnamCases = []golden.Case{
+	{Case: "record, on a ported wireless number", Number: "12014814567", Branch: cnam.SourceRecord},
+	{Case: "record", Number: "12025558258", Branch: cnam.SourceRecord},
+	{Case: "no record, wireless code", Number: "12014810234", Branch: cnam.SourceWireless},
+	{Case: "no record, ported from a landline to wireless", Number: "12037769497", Branch: cnam.SourceWireless},
+	{Case: "no record, ported from wireless to VoIP: location", Number: "12025550123", Branch: cnam.SourceLocation},
+	{Case: "no record, landline pooled block: city and state", Number: "12052890234", Branch: cnam.SourceLocation},
+	{Case: "no record, VoIP code: location", Number: "18084160123", Branch: cnam.SourceLocation},
+	{Case: "no record, long city cut to fit 15 characters", Number: "13865100123", Branch: cnam.SourceLocation},
+	{Case: "input with punctuation", Number: "(201) 481-4567", Branch: cnam.SourceRecord},
+	{Case: "vacant code", Number: "12025560123", Branch: cnam.ErrNotFound},
+	{Case: "invalid", Number: "1202555012", Branch: cnam.ErrInvalidNumber},
 }
 
 func TestGolden(t *testing.T) {
 	db := testdb.Sample(t)
-	got := make([]golden, len(cnamCases))
+	got := make([]golden.Case, len(cnamCases))
 	for i, c := range cnamCases {
 		r, err := cnam.Lookup(db, c.Number)
-		if want, ok := c.branch.(error); ok {
+		if want, ok := c.Branch.(error); ok {
 			assert.ErrorIs(t, err, want, c.Case)
 		} else {
-			assert.Equal(t, c.branch, r.Source, c.Case)
+			assert.Equal(t, c.Branch, r.Source, c.Case)
 			assert.LessOrEqual(t, len([]rune(r.CNAM)), cnam.MaxLen, c.Case)
 		}
-		c.Body = wireBody(t, r, err)
+		c.Body = golden.WireBody(t, r, err)
 		got[i] = c
 	}
-	checkGolden(t, "cnam.json", got)
+	golden.Check(t, "cnam.json", got)
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {

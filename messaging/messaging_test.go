@@ -6,36 +6,37 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
 // The golden numbers, by the rule of CONTRACT §4 they take in the sample.
-var messagingCases = []golden{
-	{Case: "record, on a ported number", Number: "12015826348", branch: messaging.SourceRecord},
-	{Case: "record, disabled", Number: "12015821270", branch: messaging.SourceRecord},
-	{Case: "no record, the ported carrier's default, not the block's", Number: "12025550123", branch: messaging.SourceCarrierDefault},
-	{Case: "no record, the block carrier's default (disabled)", Number: "12014810234", branch: messaging.SourceCarrierDefault},
-	{Case: "no record, no carrier default", Number: "12052890234", branch: messaging.SourceNone},
-	{Case: "input with punctuation", Number: "+1.201.582.6348", branch: messaging.SourceRecord},
-	{Case: "vacant code", Number: "12025560123", branch: messaging.ErrNotFound},
-	{Case: "invalid", Number: "22025550123", branch: messaging.ErrInvalidNumber},
+var messagingCases = []golden.Case{
+	{Case: "record, on a ported number", Number: "12015826348", Branch: messaging.SourceRecord},
+	{Case: "record, disabled", Number: "12015821270", Branch: messaging.SourceRecord},
+	{Case: "no record, the ported carrier's default, not the block's", Number: "12025550123", Branch: messaging.SourceCarrierDefault},
+	{Case: "no record, the block carrier's default (disabled)", Number: "12014810234", Branch: messaging.SourceCarrierDefault},
+	{Case: "no record, no carrier default", Number: "12052890234", Branch: messaging.SourceNone},
+	{Case: "input with punctuation", Number: "+1.201.582.6348", Branch: messaging.SourceRecord},
+	{Case: "vacant code", Number: "12025560123", Branch: messaging.ErrNotFound},
+	{Case: "invalid", Number: "22025550123", Branch: messaging.ErrInvalidNumber},
 }
 
 func TestGolden(t *testing.T) {
 	db := testdb.Sample(t)
-	got := make([]golden, len(messagingCases))
+	got := make([]golden.Case, len(messagingCases))
 	for i, c := range messagingCases {
 		r, err := messaging.Lookup(db, c.Number)
-		if want, ok := c.branch.(error); ok {
+		if want, ok := c.Branch.(error); ok {
 			assert.ErrorIs(t, err, want, c.Case)
 		} else {
-			assert.Equal(t, c.branch, r.Source, c.Case)
+			assert.Equal(t, c.Branch, r.Source, c.Case)
 		}
-		c.Body = wireBody(t, r, err)
+		c.Body = golden.WireBody(t, r, err)
 		got[i] = c
 	}
-	checkGolden(t, "messaging.json", got)
+	golden.Check(t, "messaging.json", got)
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {

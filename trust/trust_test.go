@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/trust"
 )
@@ -17,41 +18,41 @@ var goldenNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 // The golden numbers; branch lists the reasons each must give, which
 // together cover every deduction.
-var trustCases = []golden{
-	{Case: "clean", Number: "12014810234", branch: []string{}},
-	{Case: "scam", Number: "12516007785", branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
-	{Case: "scam, complaints capped at 30 points", Number: "12696301312", branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
-	{Case: "robocall", Number: "12516009487", branch: []string{trust.ReasonRobocall, trust.ReasonComplaints}},
-	{Case: "robocall from a VoIP carrier", Number: "16613398507", branch: []string{trust.ReasonRobocall, trust.ReasonComplaints, trust.ReasonVoIP}},
-	{Case: "spam", Number: "12015828038", branch: []string{trust.ReasonSpam, trust.ReasonComplaints}},
-	{Case: "spam, ported within 7 days", Number: "14309955840", branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted7D}},
-	{Case: "spam, ported within 30 days", Number: "17065283604", branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted30D}},
-	{Case: "telemarketer", Number: "12173453503", branch: []string{trust.ReasonTelemarketer, trust.ReasonComplaints}},
-	{Case: "complaints without a spam type", Number: "12052892400", branch: []string{trust.ReasonComplaints}},
-	{Case: "ported within 7 days", Number: "12696300439", branch: []string{trust.ReasonPorted7D}},
-	{Case: "ported within 30 days", Number: "12052894594", branch: []string{trust.ReasonPorted30D}},
-	{Case: "pooled block activated within 7 days", Number: "15628419234", branch: []string{trust.ReasonPooled7D}},
-	{Case: "pooled block activated within 30 days", Number: "12139465234", branch: []string{trust.ReasonPooled30D}},
-	{Case: "VoIP code", Number: "12177510234", branch: []string{trust.ReasonVoIP}},
-	{Case: "ported to a VoIP carrier long ago", Number: "12025550123", branch: []string{trust.ReasonVoIP}},
-	{Case: "vacant code", Number: "12025560123", branch: trust.ErrNotFound},
-	{Case: "invalid", Number: "+44 20 7946 0000", branch: trust.ErrInvalidNumber},
+var trustCases = []golden.Case{
+	{Case: "clean", Number: "12014810234", Branch: []string{}},
+	{Case: "scam", Number: "12516007785", Branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
+	{Case: "scam, complaints capped at 30 points", Number: "12696301312", Branch: []string{trust.ReasonScam, trust.ReasonComplaints}},
+	{Case: "robocall", Number: "12516009487", Branch: []string{trust.ReasonRobocall, trust.ReasonComplaints}},
+	{Case: "robocall from a VoIP carrier", Number: "16613398507", Branch: []string{trust.ReasonRobocall, trust.ReasonComplaints, trust.ReasonVoIP}},
+	{Case: "spam", Number: "12015828038", Branch: []string{trust.ReasonSpam, trust.ReasonComplaints}},
+	{Case: "spam, ported within 7 days", Number: "14309955840", Branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted7D}},
+	{Case: "spam, ported within 30 days", Number: "17065283604", Branch: []string{trust.ReasonSpam, trust.ReasonComplaints, trust.ReasonPorted30D}},
+	{Case: "telemarketer", Number: "12173453503", Branch: []string{trust.ReasonTelemarketer, trust.ReasonComplaints}},
+	{Case: "complaints without a spam type", Number: "12052892400", Branch: []string{trust.ReasonComplaints}},
+	{Case: "ported within 7 days", Number: "12696300439", Branch: []string{trust.ReasonPorted7D}},
+	{Case: "ported within 30 days", Number: "12052894594", Branch: []string{trust.ReasonPorted30D}},
+	{Case: "pooled block activated within 7 days", Number: "15628419234", Branch: []string{trust.ReasonPooled7D}},
+	{Case: "pooled block activated within 30 days", Number: "12139465234", Branch: []string{trust.ReasonPooled30D}},
+	{Case: "VoIP code", Number: "12177510234", Branch: []string{trust.ReasonVoIP}},
+	{Case: "ported to a VoIP carrier long ago", Number: "12025550123", Branch: []string{trust.ReasonVoIP}},
+	{Case: "vacant code", Number: "12025560123", Branch: trust.ErrNotFound},
+	{Case: "invalid", Number: "+44 20 7946 0000", Branch: trust.ErrInvalidNumber},
 }
 
 func TestGolden(t *testing.T) {
 	db := testdb.Sample(t)
-	got := make([]golden, len(trustCases))
+	got := make([]golden.Case, len(trustCases))
 	for i, c := range trustCases {
 		r, err := trust.Lookup(db, c.Number, trust.Options{Now: goldenNow})
-		if want, ok := c.branch.(error); ok {
+		if want, ok := c.Branch.(error); ok {
 			assert.ErrorIs(t, err, want, c.Case)
 		} else {
-			assert.Equal(t, c.branch, r.Reasons, c.Case)
+			assert.Equal(t, c.Branch, r.Reasons, c.Case)
 		}
-		c.Body = wireBody(t, r, err)
+		c.Body = golden.WireBody(t, r, err)
 		got[i] = c
 	}
-	checkGolden(t, "trust.json", got)
+	golden.Check(t, "trust.json", got)
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {
@@ -88,7 +89,7 @@ func TestReasonsMarshalAsEmptyList(t *testing.T) {
 	db := testdb.Sample(t)
 	r, err := trust.Lookup(db, "12014810234", trust.Options{Now: goldenNow})
 	require.NoError(t, err)
-	assert.Contains(t, string(wireBody(t, r, nil)), `"reasons":[]`)
+	assert.Contains(t, string(golden.WireBody(t, r, nil)), `"reasons":[]`)
 }
 
 func BenchmarkLookup(b *testing.B) {

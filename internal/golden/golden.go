@@ -1,4 +1,8 @@
-package cnam_test
+// Package golden keeps the golden files of the lookup packages
+// (testdata/golden/*.json): for each case, a lookup's REST wire body,
+// compared byte for byte in compact form. `go test -update` in a lookup
+// package rewrites its file.
+package golden
 
 import (
 	"bytes"
@@ -17,20 +21,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// golden is one entry of a golden file: a lookup and its wire body.
-type golden struct {
-	Case   string          `json:"case"`
-	Number string          `json:"number"`
-	Body   json.RawMessage `json:"body"`
+// Case is one entry of a golden file: a lookup and its wire body.
+type Case struct {
+	Case      string          `json:"case"`
+	Number    string          `json:"number"`
+	Enhanced  bool            `json:"enhanced,omitempty"`  // LRN only
+	Messaging bool            `json:"messaging,omitempty"` // LRN only
+	Body      json.RawMessage `json:"body"`
 
-	// branch is the rule the case must take: a Source, or the error it must
-	// be; it keeps the cases honest when the sample changes.
-	branch any
+	// Branch is the rule the case must take (a Source, the error it must
+	// be, the reasons it must give); it keeps the cases honest when the
+	// sample changes. It is not written to the file.
+	Branch any `json:"-"`
 }
 
-// wireBody is the REST body for a lookup's answer: the result, or the
-// CONTRACT §6 error body.
-func wireBody(t *testing.T, v any, err error) json.RawMessage {
+// WireBody is the REST body for a lookup's answer: v marshalled, or the
+// error body (docs/CONTRACT.md §6) for err.
+func WireBody(t testing.TB, v any, err error) json.RawMessage {
 	t.Helper()
 	if err != nil {
 		v = errorBodyFor(t, err)
@@ -40,14 +47,14 @@ func wireBody(t *testing.T, v any, err error) json.RawMessage {
 	return b
 }
 
-// errorBody is the CONTRACT §6 error body, fields in wire order.
+// errorBody is the §6 error body, fields in wire order.
 type errorBody struct {
 	Error   string `json:"error"`
 	Code    string `json:"code"`
 	Details string `json:"details"`
 }
 
-func errorBodyFor(t *testing.T, err error) errorBody {
+func errorBodyFor(t testing.TB, err error) errorBody {
 	t.Helper()
 	switch {
 	case errors.Is(err, lnpdb.ErrInvalidNumber):
@@ -59,9 +66,10 @@ func errorBodyFor(t *testing.T, err error) errorBody {
 	return errorBody{}
 }
 
-// checkGolden compares got with testdata/golden/name, or rewrites the file
-// with -update. Bodies compare byte for byte in compact form.
-func checkGolden(t *testing.T, name string, got []golden) {
+// Check compares got with testdata/golden/name (relative to the module root,
+// one directory above the calling package), or rewrites the file with
+// -update.
+func Check(t testing.TB, name string, got []Case) {
 	t.Helper()
 	path := filepath.Join("..", "testdata", "golden", name)
 	if *update {
@@ -72,7 +80,7 @@ func checkGolden(t *testing.T, name string, got []golden) {
 	}
 	b, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -update to create it")
-	var want []golden
+	var want []Case
 	require.NoError(t, json.Unmarshal(b, &want))
 	require.Len(t, got, len(want), "cases differ from %s; run go test -update", path)
 	for i := range want {
@@ -80,6 +88,8 @@ func checkGolden(t *testing.T, name string, got []golden) {
 		require.NoError(t, json.Compact(&compact, want[i].Body))
 		assert.Equal(t, want[i].Case, got[i].Case)
 		assert.Equal(t, want[i].Number, got[i].Number, want[i].Case)
+		assert.Equal(t, want[i].Enhanced, got[i].Enhanced, want[i].Case)
+		assert.Equal(t, want[i].Messaging, got[i].Messaging, want[i].Case)
 		assert.Equal(t, compact.String(), string(got[i].Body), "%s: %s", want[i].Case, want[i].Number)
 	}
 }
