@@ -54,11 +54,11 @@ func TestBitPackingRoundTrip(t *testing.T) {
 }
 
 func TestLayoutLimits(t *testing.T) {
-	_, err := newLayout(64, 41)
-	require.Error(t, err, "24+64+41 bits exceed 128")
+	_, err := newLayout(64, 42)
+	require.Error(t, err, "23+64+42 bits exceed 128")
 	_, err = newLayout(65)
 	require.Error(t, err)
-	l, err := newLayout(64, 40)
+	l, err := newLayout(64, 41)
 	require.NoError(t, err)
 	require.Equal(t, uint(128), l.width)
 }

@@ -87,7 +87,7 @@ func eachRecord(s *snapshot, sec *numSection, fn func(tn uint64, w window)) erro
 				return corrupt(sec.id, "NPA %03d record %d: %v", npa, slot, err)
 			}
 			w := loadWindow(&buf, uint(bit%8))
-			fn(uint64(npa)*10000000+w.field(0, keyBits), w)
+			fn(uint64(npa)*10000000+keyBase+w.field(0, keyBits), w)
 		}
 	}
 	return nil

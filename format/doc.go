@@ -40,7 +40,7 @@
 // Header, 64 bytes:
 //
 //	[0,8)   magic "LNPDB\r\n\x1a"
-//	[8,10)  format version, 1
+//	[8,10)  format version, 2
 //	[10,12) flags, 0
 //	[12,16) number of sections S
 //	[16,24) offset of the directory, 64
@@ -113,8 +113,10 @@
 // the section lands on some other number's record and is rejected there.
 //
 // Records are n fixed-width records packed as a little-endian bit stream:
-// record i occupies bits [i*W, (i+1)*W) where W = 24 + the field widths
-// (at most 128). The first 24 bits are the key; the fields follow in order.
+// record i occupies bits [i*W, (i+1)*W) where W = 23 + the field widths
+// (at most 128). The first 23 bits are the key, stored as the remainder
+// less 2,000,000 (an NXX is 200-999, so the remainder is 2,000,000 to
+// 9,999,999); the fields follow in order.
 // Bit j of the stream is bit j%8 of byte j/8. 17 zero bytes follow the last
 // record so that a reader may load 17 bytes at any record start.
 //

@@ -10,9 +10,10 @@ import (
 
 // A per-number section (PORTED, MESSAGING, CNAM, TRUST) holds fixed-width
 // bit-packed records keyed by a minimal perfect hash, one hash per NPA. Each
-// record starts with the number's 24-bit remainder within its NPA
-// (NXX*10000+line), so that a number absent from the set, which the hash maps
-// to some slot anyway, is recognised as absent: answers are exact.
+// record starts with the number's remainder within its NPA (NXX*10000+line,
+// less 2,000,000, in 23 bits), so that a number absent from the set, which
+// the hash maps to some slot anyway, is recognised as absent: answers are
+// exact.
 
 const maxFields = 8
 
@@ -217,7 +218,7 @@ func (s *numSection) read(m *mmap.ReaderAt, q *probe) (window, bool, error) {
 		return window{}, false, errCorruptRecord
 	}
 	w := loadWindow(&buf, q.shift)
-	if w.lo&(1<<keyBits-1) != q.rem {
+	if w.lo&(1<<keyBits-1)+keyBase != q.rem {
 		return window{}, false, nil
 	}
 	return w, true, nil

@@ -115,7 +115,7 @@ func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) er
 				return corrupt(sec.id, "NPA %03d record %d: %v", npa, slot, err)
 			}
 			w := loadWindow(&buf, uint(bit%8))
-			rem := w.field(0, keyBits)
+			rem := w.field(0, keyBits) + keyBase
 			if rem >= 10000000 || t.Lookup(rem) != slot {
 				return corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
 			}

@@ -369,6 +369,10 @@ func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func
 	}
 	kept := rows[:0]
 	for i, e := range rows {
+		if e.rem < keyBase {
+			r.err = fmt.Errorf("NPA %03d: number %03d%07d has an NXX below 200", npa, npa, e.rem)
+			return r
+		}
 		if i > 0 && e.rem == rows[i-1].rem {
 			first := kept[len(kept)-1]
 			r.dups = append(r.dups, dup{tn: uint64(npa)*10000000 + uint64(e.rem), line: int(e.line), first: int(first.line)})
@@ -393,7 +397,7 @@ func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func
 	bw := bitWriter{buf: make([]byte, 0, layout.recordBytes(uint64(len(kept))))}
 	for _, i := range order {
 		e := &kept[i]
-		bw.put(uint64(e.rem), keyBits)
+		bw.put(uint64(e.rem)-keyBase, keyBits)
 		v := payload(e.v)
 		for f := 0; f < maxFields && layout.widths[f] != 0; f++ {
 			bw.put(v[f], uint(layout.widths[f]))
