@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/lnpdb/lnpdb"
@@ -99,18 +97,11 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: unknown --type %q (want lrn, cnam, messaging or trust)", errUsage, *typ)
 	}
 
-	path := *dbPath
-	if path == "" {
-		dir, err := os.MkdirTemp("", "lnpdb-lookup-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "sample.lnpdb")
-		if _, err := format.Build(ctx, lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
-			return fmt.Errorf("building the sample table: %w", err)
-		}
+	path, cleanup, err := tablePath(ctx, *dbPath)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	db, err := format.Open(path)
 	if err != nil {
 		return err

@@ -10,12 +10,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
 )
@@ -128,18 +126,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		listeners = append(listeners, mln)
 	}
 
-	path := *dbPath
-	if path == "" {
-		dir, err := os.MkdirTemp("", "lnpdb-sample-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "sample.lnpdb")
-		if _, err := format.Build(ctx, lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
-			return fmt.Errorf("building the sample table: %w", err)
-		}
+	path, cleanup, err := tablePath(ctx, *dbPath)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	db, err := format.Open(path)
 	if err != nil {
 		return err
