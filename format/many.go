@@ -15,7 +15,8 @@ const batchSize = 64
 // all from one snapshot. It hides memory latency by issuing the independent
 // memory accesses of a batch of numbers together instead of one number's
 // dependent accesses at a time, so on tables larger than the CPU caches it
-// answers several times as many numbers per second as a loop over Get.
+// answers about twice as many numbers per second as a loop over Get (2.1x
+// at 10M ported numbers, 2.3x at 100M in benchmarks/results).
 // out must be at least as long as tns; GetMany allocates nothing unless f
 // includes FieldCNAM.
 func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
