@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -195,7 +196,7 @@ func Floor(size int64) float64 {
 	var rounds []float64
 	for range 5 {
 		start := time.Now()
-		sink += c.Step(steps)
+		runtime.KeepAlive(c.Step(steps))
 		rounds = append(rounds, float64(time.Since(start).Nanoseconds())/steps)
 	}
 	slices.Sort(rounds)
@@ -203,10 +204,7 @@ func Floor(size int64) float64 {
 	return rounds[2]
 }
 
-var (
-	floors = map[int64]float64{}
-	sink   uint64
-)
+var floors = map[int64]float64{}
 
 // Report adds the benchmark's time per operation as a multiple of the memory
 // floor for a buffer the size of t's file ("x-floor"), and the floor itself.

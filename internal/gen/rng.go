@@ -27,8 +27,6 @@ func splitmix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-func (r *rng) u64() uint64 { return r.p.Uint64() }
-
 // intn returns a number in [0, n); n must be positive. The multiply-shift
 // reduction has a bias below 2^-40 for the sizes used here.
 func (r *rng) intn(n int) int {

@@ -69,12 +69,12 @@ func TestGraphQLLookupFailures(t *testing.T) {
 		{"", "null", "Invalid phone number format"},
 		{vac, `"` + vac + `"`, "Number not found"},
 	} {
-		q := fmt.Sprintf(`query($n: String!) {
+		q := `query($n: String!) {
 			lookupLrn(phoneNumber: $n, includeEnhancedLrn: true, includeMessaging: true) { phoneNumber lrn lrn_activated_at carrier enhanced_lrn_data { carrier } messaging { provider } success error }
 			lookupCnam(phoneNumber: $n) { phoneNumber cnam success error }
 			lookupMessagingProvider(phoneNumber: $n) { phoneNumber messagingProvider messagingEnabled success error }
 			lookupTrust(phoneNumber: $n) { phoneNumber trustScore trustLevel reasons success error }
-		}`)
+		}`
 		r, g := s.gql(t, q, map[string]any{"n": c.number})
 		require.Equal(t, http.StatusOK, r.StatusCode, "a lookup's failure is not an HTTP failure")
 		require.Empty(t, g.Errors, "nor a GraphQL error")
