@@ -16,10 +16,11 @@ import (
 // one, and each record points inside its dictionaries. It returns a
 // *CorruptError naming the first damaged section, or ErrClosed.
 func (db *DB) Verify() error {
-	s := db.snap.Load()
+	s, ref := db.acquire(0)
 	if s == nil {
 		return ErrClosed
 	}
+	defer s.mp.release(ref)
 	return s.verify()
 }
 

@@ -18,10 +18,10 @@
 //	[32,40) LRN, 10-digit national number (0 for a delete)
 //	[40,48) activation time, unix seconds (signed; 0 unknown)
 //
-// A commit record, 88 bytes, closes a batch: the updates right before it,
+// A commit record, 104 bytes, closes a batch: the updates right before it,
 // back to the previous commit record.
 //
-//	[0,8)   xxhash64 of bytes [8,88)
+//	[0,8)   xxhash64 of bytes [8,104)
 //	[8]     'C'
 //	[9,12)  zero
 //	[12,16) count of updates in the batch (may be 0: see below)
@@ -32,7 +32,10 @@
 //	[40,48) numbers pending in the overlay after the batch (what the
 //	        client was told)
 //	[48,80) SHA-256 of the batch's idempotency key; zero for none
-//	[80,88) zero
+//	[80,88) xxhash64 of the batch's updates without their sequence numbers
+//	        and indexes: what a retry of the same request has in common
+//	[88,92) adds, [92,96) modifies, [96,100) deletes in the batch
+//	[100,104) zero
 //
 // A batch is durable and visible only once its commit record is written and
 // fsync'd; replay applies committed batches only. An empty batch carries an
@@ -62,7 +65,7 @@ const (
 	Magic      = "LNPDBJ2\n"
 	HeaderSize = 16
 	UpdateSize = 48
-	CommitSize = 88
+	CommitSize = 104
 )
 
 const kindCommit = 'C'
@@ -89,6 +92,11 @@ type Commit struct {
 	Time    int64  // unix nanoseconds
 	Pending uint64
 	Key     [32]byte // SHA-256 of the idempotency key, or zero
+
+	// What the batch held, kept when an empty batch carries its key
+	// forward: the fingerprint of its updates, and its counts by action.
+	Fingerprint              uint64
+	Added, Modified, Deleted uint32
 }
 
 // Batch is a committed batch.
@@ -131,13 +139,17 @@ func AppendCommit(dst []byte, c *Commit) []byte {
 	binary.LittleEndian.PutUint64(b[32:], uint64(c.Time))
 	binary.LittleEndian.PutUint64(b[40:], c.Pending)
 	copy(b[48:80], c.Key[:])
+	binary.LittleEndian.PutUint64(b[80:], c.Fingerprint)
+	binary.LittleEndian.PutUint32(b[88:], c.Added)
+	binary.LittleEndian.PutUint32(b[92:], c.Modified)
+	binary.LittleEndian.PutUint32(b[96:], c.Deleted)
 	binary.LittleEndian.PutUint64(b[:], xxhash.Sum64(b[8:]))
 	return append(dst, b[:]...)
 }
 
 // AppendBatch appends the records of a batch — its updates, then its commit
-// record — to dst, filling in c.Count, c.Seq (when there are updates) and
-// c.Sum.
+// record — to dst, filling in c.Count and c.Sum, and when there are updates
+// c.Seq, c.Fingerprint and the counts by action.
 func AppendBatch(dst []byte, ups []Update, c *Commit) []byte {
 	start := len(dst)
 	for i := range ups {
@@ -148,8 +160,34 @@ func AppendBatch(dst []byte, ups []Update, c *Commit) []byte {
 	c.Sum = xxhash.Sum64(dst[start:])
 	if len(ups) > 0 {
 		c.Seq = ups[len(ups)-1].Seq
+		c.Fingerprint = Fingerprint(ups)
+		c.Added, c.Modified, c.Deleted = 0, 0, 0
+		for i := range ups {
+			switch ups[i].Action {
+			case 'A':
+				c.Added++
+			case 'U':
+				c.Modified++
+			case 'D':
+				c.Deleted++
+			}
+		}
 	}
 	return AppendCommit(dst, c)
+}
+
+// Fingerprint hashes what a batch's updates say, without their sequence
+// numbers and indexes: the same request sent again has the same one.
+func Fingerprint(ups []Update) uint64 {
+	h := xxhash.New()
+	var b []byte
+	for i := range ups {
+		u := ups[i]
+		u.Seq, u.Index = 0, 0
+		b = AppendUpdate(b[:0], &u)
+		h.Write(b[8:])
+	}
+	return h.Sum64()
 }
 
 // decodeUpdate decodes b[:UpdateSize], reporting whether it is a valid
@@ -182,6 +220,11 @@ func decodeCommit(b []byte) (Commit, bool) {
 		Sum:     binary.LittleEndian.Uint64(b[24:]),
 		Time:    int64(binary.LittleEndian.Uint64(b[32:])),
 		Pending: binary.LittleEndian.Uint64(b[40:]),
+
+		Fingerprint: binary.LittleEndian.Uint64(b[80:]),
+		Added:       binary.LittleEndian.Uint32(b[88:]),
+		Modified:    binary.LittleEndian.Uint32(b[92:]),
+		Deleted:     binary.LittleEndian.Uint32(b[96:]),
 	}
 	copy(c.Key[:], b[48:80])
 	return c, true
