@@ -5,14 +5,43 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/prometheus/client_golang/prometheus"
 )
+
+// liveMetrics count what the live runner does.
+type liveMetrics struct {
+	reloads  *prometheus.CounterVec
+	setAside prometheus.Counter
+}
+
+func newLiveMetrics(reg prometheus.Registerer) (*liveMetrics, error) {
+	m := &liveMetrics{
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lnpdb_table_reloads_total",
+			Help: "Table reloads (file replaced, SIGHUP), by result: ok, or failed (the previous table kept serving).",
+		}, []string{"result"}),
+		setAside: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lnpdb_updates_set_aside_total",
+			Help: "Pending updates set aside because a replacement table lacks their SPID.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.reloads, m.setAside} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *liveMetrics) reloaded(result string) { m.reloads.WithLabelValues(result).Inc() }
 
 // live keeps a served table current: it reloads the table when its file is
 // replaced (by rename, never in place) or on SIGHUP, and compacts pending
@@ -31,6 +60,12 @@ type live struct {
 
 	compacting atomic.Bool
 	wg         sync.WaitGroup // background compactions
+
+	// What /api/v1/status and the metrics show; guarded by mu.
+	reloads, reloadFailures int
+	lastReload              time.Time
+	lastReloadErr           string
+	metrics                 *liveMetrics
 }
 
 // fileID tells one file at a path from its replacement.
@@ -52,8 +87,8 @@ func statID(path string) (fileID, error) {
 	return id, nil
 }
 
-func newLive(db *format.DB, log *slog.Logger, compactAt int) *live {
-	l := &live{db: db, path: db.Path(), log: log, compactAt: compactAt}
+func newLive(db *format.DB, log *slog.Logger, compactAt int, m *liveMetrics) *live {
+	l := &live{db: db, path: db.Path(), log: log, compactAt: compactAt, metrics: m}
 	l.seen, _ = statID(l.path)
 	return l
 }
@@ -69,17 +104,28 @@ func (l *live) reload(reason string) error {
 func (l *live) reloadLocked(reason string) error {
 	id, err := statID(l.path)
 	l.compacted = false
+	l.lastReload = time.Now()
 	if err == nil {
 		start := time.Now()
+		asideBefore := l.db.Recovery().SetAside
+		// The DB was opened WithVerify: Reload checks every byte of
+		// the new file before it swaps it in.
 		err = l.db.Reload()
 		if err == nil {
 			l.seen = id
-			releaseOldMapping()
+			l.reloads++
+			l.lastReloadErr = ""
+			l.metrics.reloaded("ok")
 			info := l.db.Info()
 			l.log.Info("table reloaded", "reason", reason, "table", l.path,
 				"version", info.Version, "built_at", info.BuiltAt.Format(time.RFC3339),
 				"ported", info.Counts.Ported, "pending", l.db.PendingUpdates(),
 				"duration", time.Since(start).Round(time.Microsecond))
+			if n := l.db.Recovery().SetAside - asideBefore; n > 0 {
+				l.metrics.setAside.Add(float64(n))
+				l.log.Warn("pending updates set aside: their SPID is not in the new table", "table", l.path,
+					"set_aside", n, "file", format.SetAsidePath(l.path))
+			}
 			return nil
 		}
 	}
@@ -88,16 +134,30 @@ func (l *live) reloadLocked(reason string) error {
 	if id != (fileID{}) {
 		l.seen = id
 	}
+	l.reloadFailures++
+	l.lastReloadErr = err.Error()
+	l.metrics.reloaded("failed")
 	l.log.Error("table reload failed; the previous table keeps serving", "reason", reason, "table", l.path, "error", err)
 	return err
 }
 
-// releaseOldMapping lets the garbage collector find the mapping just
-// replaced, which it unmaps once no lookup in flight uses it: until then
-// the replaced file, unlinked by the rename, still holds its disk space
-// and page cache. Without a collection that could take as long as the
-// server allocates little.
-func releaseOldMapping() { go runtime.GC() }
+// status reports the table's live state for /api/v1/status.
+func (l *live) status() httpapi.LiveStatus {
+	l.mu.Lock()
+	st := httpapi.LiveStatus{
+		Reloads: l.reloads, ReloadFailures: l.reloadFailures, LastReloadError: l.lastReloadErr,
+	}
+	if !l.lastReload.IsZero() {
+		st.LastReload = lnpdb.Unix(l.lastReload.Unix())
+	}
+	l.mu.Unlock()
+	st.PendingUpdates = l.db.PendingUpdates()
+	st.SetAsideUpdates = l.db.Recovery().SetAside
+	if err := l.db.JournalBroken(); err != nil {
+		st.UpdatesRefused = err.Error()
+	}
+	return st
+}
 
 // changed reloads the table if the file at its path is not the one last
 // seen. The caller holds l.mu.
@@ -165,7 +225,6 @@ func (l *live) compact(ctx context.Context, reason string) error {
 	// maps whatever is at the path now, which costs one extra mapping at
 	// worst.
 	l.compacted = true
-	releaseOldMapping()
 	info := l.db.Info()
 	l.log.Info("compaction done", "reason", reason, "table", l.path, "folded", pending,
 		"pending", l.db.PendingUpdates(), "size", info.Size, "ported", info.Counts.Ported,

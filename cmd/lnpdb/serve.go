@@ -131,16 +131,27 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer cleanup()
-	db, err := format.Open(path)
+	// Every byte is checked before the first lookup, and every
+	// replacement before it is swapped in: a damaged file is refused,
+	// never served.
+	opened := time.Now()
+	db, err := format.Open(path, format.WithVerify())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	logRecovery(log, db, time.Since(opened))
 
-	metrics, err := httpapi.NewMetrics(nil)
+	reg := httpapi.NewRegistry()
+	metrics, err := httpapi.NewMetrics(reg)
 	if err != nil {
 		return err
 	}
+	liveMetrics, err := newLiveMetrics(reg)
+	if err != nil {
+		return err
+	}
+	lv := newLive(db, log, *compactAt, liveMetrics)
 	h, err := httpapi.New(httpapi.Config{
 		Tables:       httpapi.NewTable(db),
 		Keys:         httpapi.NewKeySet(keys...),
@@ -149,6 +160,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		AccessLog:    *accessLog,
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
+		Live:         lv.status,
 	})
 	if err != nil {
 		return err
@@ -156,7 +168,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	// Live data: reloads on file replacement and SIGHUP, updates through
 	// the admin API, compaction in the background.
-	lv := newLive(db, log, *compactAt)
 	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
 		stopLive()
@@ -237,6 +248,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		err = nil
 	}
 	return err
+}
+
+// logRecovery tells the operator what opening the table found and mended.
+func logRecovery(log *slog.Logger, db *format.DB, took time.Duration) {
+	info := db.Info()
+	log.Info("table opened and verified", "table", info.Path, "size", info.Size,
+		"duration", took.Round(time.Millisecond))
+	r := db.Recovery()
+	if r.TornBytes > 0 {
+		log.Warn("journal: an incomplete last batch was dropped (it was never acknowledged)",
+			"table", info.Path, "bytes", r.TornBytes, "updates", r.TornUpdates)
+	}
+	for _, f := range r.RemovedTemps {
+		log.Info("removed a temporary file of an interrupted build, compaction or journal rewrite", "file", f)
+	}
+	if r.SetAside > 0 {
+		log.Warn("pending updates set aside: their SPID is not in the table", "table", info.Path,
+			"set_aside", r.SetAside, "file", format.SetAsidePath(info.Path))
+	}
 }
 
 func newServer(h http.Handler, log *slog.Logger) *http.Server {

@@ -154,7 +154,21 @@ type updatesBody struct {
 	Pending  int `json:"pending"` // numbers awaiting compaction, after the batch
 }
 
+// AdminBodyTimeout bounds how long an update feed may take to arrive: 64 MiB
+// at 112 KB/s. The server's own read and write timeouts are far shorter.
+const AdminBodyTimeout = 10 * time.Minute
+
+// maxIdempotencyKey is the longest Idempotency-Key header accepted.
+const maxIdempotencyKey = 255
+
 var (
+	errIdempotencyKeyTooLong = invalidRequest("The Idempotency-Key header is longer than 255 bytes")
+	errIdempotencyKeyReused  = &apiError{http.StatusUnprocessableEntity, errorBody{
+		"Idempotency key reused", CodeIdempotencyKeyReused,
+		"This Idempotency-Key was sent before with other updates; nothing was applied. Use a new key for a new feed"}}
+	errJournalBroken = &apiError{http.StatusServiceUnavailable, errorBody{
+		"Service unavailable", CodeUnavailable,
+		"Updates are refused: a failed write left the journal unusable; lookups go on. A compaction (POST /admin/v1/compact) or a restart makes updates possible again; nothing was applied"}}
 	errFeedType    = invalidRequest("Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)")
 	errFeedTooBig  = invalidRequest("The request body is larger than 64 MiB; split the feed")
 	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
@@ -178,6 +192,17 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		writeError(w, errFeedTooBig)
 		return
 	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		writeError(w, errIdempotencyKeyTooLong)
+		return
+	}
+	// A feed of up to 64 MiB on a slow link takes longer than the server's
+	// request timeouts allow; it gets its own deadlines, so that its
+	// answer — written only after the fsync — reaches the client.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(AdminBodyTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(AdminBodyTimeout + time.Minute))
 	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, MaxUpdateBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -197,13 +222,20 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		writeError(w, errUnavailable)
 		return
 	}
-	if err := db.Apply(ups); err != nil {
+	rec, err := db.ApplyBatch(ups, key)
+	if err != nil {
 		switch {
 		case errors.Is(err, format.ErrInvalidUpdate):
 			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
 			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was applied"))
 		case errors.Is(err, format.ErrClosed):
 			writeError(w, errFeedClosing)
+		case errors.Is(err, format.ErrIdempotencyKeyReused):
+			writeError(w, errIdempotencyKeyReused)
+		case errors.Is(err, format.ErrJournalBroken):
+			a.log.LogAttrs(r.Context(), slog.LevelError, "updates refused: the journal is unusable until a compaction rewrites it or the server restarts",
+				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
+			writeError(w, errJournalBroken)
 		default:
 			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
 				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
@@ -211,18 +243,15 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		}
 		return
 	}
-	res := updatesBody{Applied: len(ups)}
-	for _, u := range ups {
-		switch u.Action {
-		case format.Add:
-			res.Added++
-		case format.Modify:
-			res.Modified++
-		case format.Delete:
-			res.Deleted++
-		}
+	res := updatesBody{Applied: rec.Applied, Added: rec.Added, Modified: rec.Modified, Deleted: rec.Deleted, Pending: rec.Pending}
+	if rec.Replayed {
+		// The first answer to this key, again: nothing was applied now.
+		w.Header().Set("Idempotent-Replayed", "true")
+		a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates already applied under this idempotency key",
+			slog.Int("applied", res.Applied), slog.String("admin_key", w.keyID))
+		writeJSON(w, http.StatusOK, &res)
+		return
 	}
-	res.Pending = db.PendingUpdates()
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates applied",
 		slog.Int("applied", res.Applied), slog.Int("pending", res.Pending), slog.String("admin_key", w.keyID))
 	if a.applied != nil && len(ups) > 0 {

@@ -22,6 +22,9 @@ const (
 	CodeInternalError       = "INTERNAL_ERROR"
 	CodeUnavailable         = "UNAVAILABLE"
 	CodeNotFound            = "NOT_FOUND"
+	// CodeIdempotencyKeyReused is the admin API's: an Idempotency-Key
+	// sent again with another feed.
+	CodeIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
 )
 
 // errorBody is the body of every error response (CONTRACT §6).

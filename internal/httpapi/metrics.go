@@ -45,13 +45,20 @@ type requestSeries struct {
 	duration prometheus.Observer
 }
 
+// NewRegistry returns a Prometheus registry holding the Go runtime and
+// process collectors, for NewMetrics and the server's other metrics.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
 // NewMetrics registers the handler's metrics with reg and returns them. A
 // nil reg means a new registry that also holds the Go runtime and process
 // collectors.
 func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
 	if reg == nil {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = NewRegistry()
 	}
 	m := &Metrics{
 		gatherer: reg,

@@ -12,6 +12,21 @@ import (
 type statusBody struct {
 	Status string      `json:"status"`
 	Table  tableStatus `json:"table"`
+	Live   *LiveStatus `json:"live,omitempty"`
+}
+
+// LiveStatus is the served table's live state: reloads of its file, and the
+// updates applied on top of it.
+type LiveStatus struct {
+	Reloads         int        `json:"reloads"`
+	ReloadFailures  int        `json:"reload_failures"`
+	LastReload      lnpdb.Time `json:"last_reload,omitzero"`
+	LastReloadError string     `json:"last_reload_error,omitempty"` // the last attempt's; empty when it succeeded
+	PendingUpdates  int        `json:"pending_updates"`
+	SetAsideUpdates int        `json:"set_aside_updates"`
+	// UpdatesRefused says why updates are refused (a journal that a
+	// failed write left unusable); empty while they are accepted.
+	UpdatesRefused string `json:"updates_refused,omitempty"`
 }
 
 type tableStatus struct {
@@ -38,10 +53,15 @@ func (h *Handler) status(w *recorder, _ *http.Request) {
 	if !info.BuiltAt.IsZero() {
 		built = lnpdb.Unix(info.BuiltAt.Unix())
 	}
-	writeJSON(w, http.StatusOK, &statusBody{
+	body := statusBody{
 		Status: "ok",
 		Table:  tableStatus{Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
-	})
+	}
+	if h.live != nil {
+		st := h.live()
+		body.Live = &st
+	}
+	writeJSON(w, http.StatusOK, &body)
 }
 
 //go:embed openapi.json
