@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
@@ -233,10 +234,12 @@ func (db *DB) replay(s *snapshot) error {
 	if len(aside) > 0 {
 		// A later update of the same number may have superseded the one
 		// set aside; only what the overlay ends up without is set aside.
-		aside = slices.DeleteFunc(aside, func(e *overlayEntry) bool {
-			cur, ok := s.ov.get(e.u.TN)
-			return ok && cur.seq > e.seq
-		})
+		if s.ov != nil {
+			aside = slices.DeleteFunc(aside, func(e *overlayEntry) bool {
+				cur, ok := s.ov.get(e.u.TN)
+				return ok && cur.seq > e.seq
+			})
+		}
 		return db.setAside(s, aside, "replay")
 	}
 	return nil
@@ -320,6 +323,11 @@ func (db *DB) rewriteJournal(keep []*overlayEntry) error {
 		db.jw = nil
 	}
 	size, err := journal.Rewrite(db.fs, JournalPath(db.path), batches)
+	if errors.Is(err, atomicfile.ErrDirSync) {
+		// The new journal is the one on disk now, and appends must
+		// follow its last commit; the caller still hears of the failure.
+		db.journalGood = size
+	}
 	if err != nil {
 		return fmt.Errorf("format: journal: %w", err)
 	}

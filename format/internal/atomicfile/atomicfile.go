@@ -10,6 +10,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,10 +79,17 @@ func Write(fs vfs.FS, path string, fill func(f vfs.File) error, opt Options) (er
 		return err
 	}
 	renamed = true
-	// The rename is done; a failed directory sync means it may not
-	// survive a power loss, which the caller must hear about.
-	return fs.SyncDir(dir)
+	if err := fs.SyncDir(dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrDirSync, err)
+	}
+	return nil
 }
+
+// ErrDirSync reports a Write whose rename was done but whose directory
+// fsync failed: the new file is in place, but a power loss may still bring
+// the old one back. A caller that tracks the file's state must take the new
+// file as the current one.
+var ErrDirSync = errors.New("atomicfile: renamed, but the directory sync failed")
 
 // tempPrefix is the name every temporary file of path starts with.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }

@@ -44,11 +44,15 @@
 // A crash while appending leaves an incomplete last batch: replay drops it.
 // Any other damage is corruption, reported with its offset: a bad record
 // followed by a valid commit record or by the first update of another batch
-// (an append starts only after the one before it was committed), or a last
-// commit record that is whole but wrong. Salvage then recovers every batch
-// that still verifies. (Not told apart from a torn append: a damaged last
-// commit record followed only by the cut-off start of the next batch's first
-// record.)
+// (an append starts only after the one before it was committed), or a bad
+// record that is whole and overlaps no sector of zeros (a crash leaves a
+// prefix of what was being written, or after a power loss unwritten sectors
+// of zeros). Salvage then recovers every batch that still verifies. (Not
+// told apart from a torn append: a damaged last commit record followed only
+// by the cut-off start of the next batch's first record. Reported as damage
+// although no acknowledged batch is lost: a power loss that wrote an
+// unacknowledged batch's commit record but not a sector before it; recovery
+// keeps every batch that verifies.)
 package journal
 
 import (
@@ -323,8 +327,8 @@ func Read(b []byte) (*Replay, error) {
 		if at := nextBatchStart(b, off+1); at >= 0 {
 			return nil, &CorruptError{int64(off), fmt.Sprintf("a damaged record is followed by the start of a later batch at offset %d", at)}
 		}
-		if len(b)-off == CommitSize && b[off+8] == kindCommit && !allZero(b[off:]) {
-			return nil, &CorruptError{int64(off), "the last commit record is whole but fails its checksum"}
+		if !torn(b, off) {
+			return nil, &CorruptError{int64(off), "a whole record fails its checksum"}
 		}
 		break
 	}
@@ -391,6 +395,27 @@ func nextBatchStart(b []byte, from int) int {
 		}
 	}
 	return -1
+}
+
+// torn reports whether the bad record at off can be the end of an append
+// cut short by a crash: it runs past the end of the file, or it overlaps a
+// sector of zeros (one the crash left unwritten). A kill leaves a prefix of
+// what was written, so a whole record that is wrong is damage.
+func torn(b []byte, off int) bool {
+	size := UpdateSize
+	if b[off+min(8, len(b)-off-1)] == kindCommit {
+		size = CommitSize
+	}
+	if len(b)-off < size {
+		return true
+	}
+	const sector = 512
+	for s := off / sector * sector; s < off+size; s += sector {
+		if allZero(b[s:min(s+sector, len(b))]) {
+			return true
+		}
+	}
+	return false
 }
 
 func allZero(b []byte) bool {

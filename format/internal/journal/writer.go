@@ -57,6 +57,9 @@ func (w *Writer) prepare() error {
 			return err
 		}
 		w.size, created = HeaderSize, true
+	} else if st.Size() < w.size {
+		// Never extend it with zeros: the file is not the one replayed.
+		return fmt.Errorf("journal: %s is %d bytes, shorter than its last commit at %d; it changed since it was read", w.path, st.Size(), w.size)
 	} else if st.Size() != w.size {
 		if err := w.f.Truncate(w.size); err != nil {
 			return err
@@ -125,6 +128,8 @@ func (w *Writer) Close() error { return w.f.Close() }
 // Rewrite replaces the journal at path with one holding exactly these
 // batches (their updates re-encoded; each Commit's Count, Seq and Sum are
 // recomputed), atomically: a crash leaves the old journal or the new one.
+// An error wrapping atomicfile.ErrDirSync means the new journal is in place
+// (its size is returned) but may not survive a power loss.
 func Rewrite(fs vfs.FS, path string, batches []Batch) (size int64, err error) {
 	buf := Header()
 	for i := range batches {
