@@ -205,9 +205,10 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		case errors.Is(err, format.ErrClosed):
 			writeError(w, errFeedClosing)
 		default:
+			e := storageFailure(err)
 			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
-				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
-			writeError(w, errInternal)
+				slog.Int("updates", len(ups)), slog.Int("status", e.status), slog.String("error", err.Error()))
+			writeError(w, e)
 		}
 		return
 	}

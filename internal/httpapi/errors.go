@@ -24,6 +24,9 @@ const (
 	CodeInternalError       = "INTERNAL_ERROR"
 	CodeUnavailable         = "UNAVAILABLE"
 	CodeNotFound            = "NOT_FOUND"
+	// Admin API only: the disk under the table is full (507) or failing (503).
+	CodeInsufficientStorage = "INSUFFICIENT_STORAGE"
+	CodeStorageUnavailable  = "STORAGE_UNAVAILABLE"
 )
 
 // errorBody is the body of every error response (CONTRACT §6).
