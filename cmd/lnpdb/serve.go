@@ -61,19 +61,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
 	}
 	// Log lines are written in batches: a line per request written on its
-	// own would cost a system call per request.
+	// own would cost a system call per request. A log output that stops
+	// reading loses lines (counted) instead of stalling requests.
 	logOut := httpapi.NewLogWriter(e.stderr, logFlushEvery)
 	defer logOut.Close()
-	var logHandler slog.Handler
-	switch *logFormat {
-	case "text":
-		logHandler = slog.NewTextHandler(logOut, nil)
-	case "json":
-		logHandler = slog.NewJSONHandler(logOut, nil)
-	default:
-		return fmt.Errorf("%w: --log-format must be text or json", errUsage)
+	log, err := newServeLog(logOut, *logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(logHandler)
 
 	// An exposed server without keys is a mistake; the zero-setup demo
 	// (no --db) gets a development key instead.
@@ -91,10 +86,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		keys = ks.Keys()
 	}
-	var (
-		dev string
-		err error
-	)
+	var dev string
 	if *devKey || *keysPath == "" {
 		dev = httpapi.NewKey()
 		keys = append(keys, httpapi.HashKey(dev))
@@ -139,6 +131,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	metrics, err := httpapi.NewMetrics(nil)
 	if err != nil {
+		return err
+	}
+	if err := metrics.RegisterLogWriter(logOut); err != nil {
 		return err
 	}
 	h, err := httpapi.New(httpapi.Config{
