@@ -110,7 +110,9 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 		l.writeThrough(p)
 		return len(p), nil
 	}
-	if len(l.buf)+len(p) > l.max {
+	// A line is dropped only behind others: a single huge line still goes
+	// out when the sink keeps up.
+	if len(l.buf) > 0 && len(l.buf)+len(p) > l.max {
 		n := lines(p)
 		l.pending += n
 		l.mu.Unlock()
