@@ -167,7 +167,7 @@ var (
 		"Idempotency key reused", CodeIdempotencyKeyReused,
 		"This Idempotency-Key was sent before with other updates; nothing was applied. Use a new key for a new feed"}}
 	errJournalBroken = &apiError{http.StatusServiceUnavailable, errorBody{
-		"Service unavailable", CodeUnavailable,
+		"Storage unavailable", CodeStorageUnavailable,
 		"Updates are refused: a failed write left the journal unusable; lookups go on. A compaction (POST /admin/v1/compact) or a restart makes updates possible again; nothing was applied"}}
 	errFeedType    = invalidRequest("Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)")
 	errFeedTooBig  = invalidRequest("The request body is larger than 64 MiB; split the feed")
@@ -237,9 +237,10 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
 			writeError(w, errJournalBroken)
 		default:
+			e := storageFailure(err)
 			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
-				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
-			writeError(w, errInternal)
+				slog.Int("updates", len(ups)), slog.Int("status", e.status), slog.String("error", err.Error()))
+			writeError(w, e)
 		}
 		return
 	}

@@ -27,7 +27,12 @@ type adminServer struct {
 
 func newAdminServer(t *testing.T) *adminServer {
 	t.Helper()
-	db := testdb.Sample(t)
+	return newAdminServerOn(t, testdb.Sample(t))
+}
+
+// newAdminServerOn is newAdminServer for a table of the caller's.
+func newAdminServerOn(t *testing.T, db *format.DB) *adminServer {
+	t.Helper()
 	tables := NewTable(db)
 	h, err := New(Config{Tables: tables, Keys: testKeys(), DefaultLimit: 1 << 30, Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
