@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/live"
 )
 
 func init() {
@@ -129,11 +130,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := metrics.RegisterLogWriter(logOut); err != nil {
 		return err
 	}
-	liveMetrics, err := newLiveMetrics(reg)
+	// Live data: reloads on file replacement and SIGHUP, updates through
+	// the admin API, compaction in the background; stopped and awaited
+	// before the table closes.
+	lv, err := live.Start(live.Config{DB: db, Logger: log, CompactAt: *compactAt, Watch: *watchEvery, Registerer: reg})
 	if err != nil {
 		return err
 	}
-	lv := newLive(db, log, *compactAt, liveMetrics)
+	defer lv.Stop()
 	h, err := httpapi.New(httpapi.Config{
 		Tables:       httpapi.NewTable(db),
 		Keys:         keys.lookup,
@@ -142,22 +146,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		AccessLog:    *accessLog,
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
-		Live:         lv.status,
+		Live:         lv.Status,
 	})
 	if err != nil {
 		return err
 	}
 
-	// Live data: reloads on file replacement and SIGHUP, updates through
-	// the admin API, compaction in the background.
 	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() {
-		stopLive()
-		lv.wait() // before db.Close
-	}()
-	if *watchEvery > 0 {
-		go lv.watch(liveCtx, *watchEvery)
-	}
+	defer stopLive()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -167,7 +163,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			case <-liveCtx.Done():
 				return
 			case <-hup:
-				_ = lv.reload("SIGHUP") // logged
+				_ = lv.Reload("SIGHUP") // logged
 				keys.reload(log, "SIGHUP")
 			}
 		}
@@ -177,8 +173,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
 			Tables:    httpapi.NewTable(db),
 			Keys:      keys.admin,
-			Compact:   func() bool { return lv.startCompaction(liveCtx, "admin") },
-			Applied:   func(*format.DB) { lv.applied(liveCtx) },
+			Live:      lv,
 			Logger:    log,
 			AccessLog: *accessLog,
 		})

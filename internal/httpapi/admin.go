@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
@@ -33,19 +31,26 @@ import (
 // about a million rows.
 const MaxUpdateBodyBytes = 64 << 20
 
-// AdminConfig configures the admin handler. Tables and Keys are required.
+// Live is what the admin API needs of the runner that keeps the table
+// current (live.Runner).
+type Live interface {
+	// StartCompaction starts a compaction in the background and reports
+	// whether it started (false: one is running already).
+	StartCompaction(reason string) bool
+	// Applied is told of each applied batch.
+	Applied()
+}
+
+// AdminConfig configures the admin handler. Tables, Keys and Live are
+// required.
 type AdminConfig struct {
 	// Tables gives the table updates are applied to.
 	Tables TableSource
 	// Keys authenticates admin keys; lookup keys do not belong here.
 	Keys KeyStore
-	// Compact starts a compaction of the current table in the background
-	// and reports whether it started (false: one is running already). Nil
-	// means a compaction of Tables' table run by the handler itself.
-	Compact func() bool
-	// Applied, when set, is called after each applied batch with the
-	// table it went to.
-	Applied func(db *format.DB)
+	// Live compacts the table: in the background when asked, and past
+	// its threshold after each applied batch. Required.
+	Live Live
 	// Logger receives errors and, with AccessLog, one line per request.
 	Logger    *slog.Logger
 	AccessLog bool
@@ -53,14 +58,12 @@ type AdminConfig struct {
 
 // Admin is the http.Handler of the admin API, for paths under /admin/.
 type Admin struct {
-	tables     TableSource
-	keys       KeyStore
-	compact    func() bool
-	applied    func(db *format.DB)
-	log        *slog.Logger
-	access     bool
-	mux        *http.ServeMux
-	compacting atomic.Bool // for the default Compact
+	tables TableSource
+	keys   KeyStore
+	live   Live
+	log    *slog.Logger
+	access bool
+	mux    *http.ServeMux
 }
 
 // NewAdmin returns the admin handler for cfg.
@@ -71,13 +74,13 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("httpapi: AdminConfig.Keys is required")
 	}
-	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, compact: cfg.Compact, applied: cfg.Applied,
+	if cfg.Live == nil {
+		return nil, errors.New("httpapi: AdminConfig.Live is required")
+	}
+	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live,
 		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
-	}
-	if a.compact == nil {
-		a.compact = a.compactInBackground
 	}
 	for path, fn := range map[string]func(*recorder, *http.Request){
 		"/admin/v1/updates": a.updates,
@@ -255,8 +258,8 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	}
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates applied",
 		slog.Int("applied", res.Applied), slog.Int("pending", res.Pending), slog.String("admin_key", w.keyID))
-	if a.applied != nil && len(ups) > 0 {
-		a.applied(db)
+	if len(ups) > 0 {
+		a.live.Applied()
 	}
 	writeJSON(w, http.StatusOK, &res)
 }
@@ -277,29 +280,10 @@ func (a *Admin) compactNow(w *recorder, r *http.Request) {
 		return
 	}
 	res := compactBody{Status: "running", Pending: db.PendingUpdates()}
-	if a.compact() {
+	if a.live.StartCompaction("admin") {
 		res.Status = "started"
 	}
 	writeJSON(w, http.StatusAccepted, &res)
-}
-
-// compactInBackground is the Compact of a handler configured without one.
-func (a *Admin) compactInBackground() bool {
-	db := a.tables.DB()
-	if db == nil || !a.compacting.CompareAndSwap(false, true) {
-		return false
-	}
-	go func() {
-		defer a.compacting.Store(false)
-		start := time.Now()
-		pending := db.PendingUpdates()
-		if err := db.Compact(context.Background()); err != nil {
-			a.log.Error("compaction failed", "table", db.Path(), "error", err)
-			return
-		}
-		a.log.Info("compacted", "table", db.Path(), "folded", pending, "duration", time.Since(start))
-	}()
-	return true
 }
 
 // feedHeader is the header of an update feed (DATA.md, Live updates).

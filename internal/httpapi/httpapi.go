@@ -13,6 +13,7 @@ import (
 	"github.com/graph-gophers/graphql-go"
 
 	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -49,7 +50,7 @@ type Config struct {
 	Now func() time.Time
 	// Live, when set, reports reloads, pending updates and refusals for
 	// GET /api/v1/status.
-	Live func() LiveStatus
+	Live func() live.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -77,7 +78,7 @@ type Handler struct {
 	access   bool
 	metrics  *Metrics
 	now      func() time.Time
-	live     func() LiveStatus
+	live     func() live.Status
 	schema   *graphql.Schema
 	mux      *http.ServeMux
 }

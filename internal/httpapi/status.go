@@ -6,27 +6,14 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/live"
 )
 
 // statusBody is the body of GET /api/v1/status.
 type statusBody struct {
-	Status string      `json:"status"`
-	Table  tableStatus `json:"table"`
-	Live   *LiveStatus `json:"live,omitempty"`
-}
-
-// LiveStatus is the served table's live state: reloads of its file, and the
-// updates applied on top of it.
-type LiveStatus struct {
-	Reloads         int        `json:"reloads"`
-	ReloadFailures  int        `json:"reload_failures"`
-	LastReload      lnpdb.Time `json:"last_reload,omitzero"`
-	LastReloadError string     `json:"last_reload_error,omitempty"` // the last attempt's; empty when it succeeded
-	PendingUpdates  int        `json:"pending_updates"`
-	SetAsideUpdates int        `json:"set_aside_updates"`
-	// UpdatesRefused says why updates are refused (a journal that a
-	// failed write left unusable); empty while they are accepted.
-	UpdatesRefused string `json:"updates_refused,omitempty"`
+	Status string       `json:"status"`
+	Table  tableStatus  `json:"table"`
+	Live   *live.Status `json:"live,omitempty"`
 }
 
 type tableStatus struct {
