@@ -31,9 +31,13 @@ type DB struct {
 	jw          *journal.Writer         // open for appending once the first Apply needs it
 	seq         uint64                  // last update sequence number
 	journalGood int64                   // journal bytes through its last commit
-	broken      error                   // set by an append that could not be undone
 	keys        map[[32]byte]remembered // idempotency keys of the last IdempotencyWindow
-	recovery    Recovery
+	recovery    Recovery                // what Open found; SetAside is setAsideN
+
+	// Read without db.mu, so that status pages never wait for a long
+	// Apply.
+	broken    atomic.Pointer[error] // set by an append that could not be undone
+	setAsideN atomic.Int64
 }
 
 // Recovery is what opening a table found and mended, for the operator's log.

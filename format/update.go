@@ -90,8 +90,8 @@ func (db *DB) ApplyBatch(updates []Update, idempotencyKey string) (Receipt, erro
 	if len(updates) == 0 {
 		return Receipt{Pending: s.pending()}, nil
 	}
-	if db.broken != nil {
-		return Receipt{}, fmt.Errorf("%w: %v", ErrJournalBroken, db.broken)
+	if broken := db.JournalBroken(); broken != nil {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrJournalBroken, broken)
 	}
 	if db.jw == nil {
 		w, err := journal.OpenWriter(db.fs, JournalPath(db.path), db.journalGood)
@@ -104,7 +104,7 @@ func (db *DB) ApplyBatch(updates []Update, idempotencyKey string) (Receipt, erro
 	c := journal.Commit{Time: time.Now().UnixNano(), Pending: uint64(pending), Key: key}
 	if err := db.jw.Append(recs, &c); err != nil {
 		if errors.Is(err, journal.ErrBroken) {
-			db.broken = err
+			db.broken.Store(&err)
 			return Receipt{}, fmt.Errorf("%w: %v", ErrJournalBroken, err)
 		}
 		return Receipt{}, fmt.Errorf("format: journal: %w", err)
@@ -291,7 +291,7 @@ func (db *DB) setAside(s *snapshot, aside []*overlayEntry, when string) error {
 	if err := db.rewriteJournal(keep); err != nil {
 		return err
 	}
-	db.recovery.SetAside += len(aside)
+	db.setAsideN.Add(int64(len(aside)))
 	return nil
 }
 
@@ -333,7 +333,8 @@ func (db *DB) rewriteJournal(keep []*overlayEntry) error {
 	}
 	// The journal on disk is the state in memory again: a failed append
 	// that broke the old one is behind us.
-	db.journalGood, db.broken = size, nil
+	db.journalGood = size
+	db.broken.Store(nil)
 	return nil
 }
 
@@ -348,21 +349,21 @@ func (db *DB) PendingUpdates() int {
 }
 
 // Recovery reports what Open found and mended, and how many updates were
-// set aside since.
+// set aside since. It does not wait for an update in progress.
 func (db *DB) Recovery() Recovery {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	r := db.recovery
+	r := db.recovery // written only by Open
 	r.RemovedTemps = slices.Clone(r.RemovedTemps)
+	r.SetAside = int(db.setAsideN.Load())
 	return r
 }
 
 // JournalBroken returns why the DB refuses updates, or nil when it accepts
-// them.
+// them. It does not wait for an update in progress.
 func (db *DB) JournalBroken() error {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.broken
+	if p := db.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // ErrReplaced reports a compaction given up because the table file was
