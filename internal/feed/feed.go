@@ -98,7 +98,7 @@ func ParseJSON(body []byte) ([]format.Update, error) {
 		te, ok := errors.AsType[*json.UnmarshalTypeError](err)
 		switch {
 		case ok && te.Field != "":
-			return nil, fmt.Errorf("%s must be %s, not %s", te.Field, kindName(te.Type.Kind()), te.Value)
+			return nil, fmt.Errorf("%s must be %s, not %s", te.Field, KindName(te.Type.Kind()), te.Value)
 		case ok:
 			return nil, errors.New("the body must be a JSON array of update objects")
 		}
@@ -137,9 +137,9 @@ func ParseJSON(body []byte) ([]format.Update, error) {
 	return ups, nil
 }
 
-// kindName names a JSON value's expected kind for an error message, without
-// Go type names.
-func kindName(k reflect.Kind) string {
+// KindName names the kind of JSON value a Go kind expects, for an error
+// message that must not name Go types ("a string", "an object").
+func KindName(k reflect.Kind) string {
 	switch k {
 	case reflect.String:
 		return "a string"
