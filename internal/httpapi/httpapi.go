@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graph-gophers/graphql-go"
+	"github.com/99designs/gqlgen/graphql/executor"
 
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/lrn"
@@ -69,12 +69,14 @@ type Handler struct {
 	keys     KeyStore
 	limiter  Limiter
 	limit    int
+	window   time.Duration // the limiter's, when it says
 	accounts Accounts
 	log      *slog.Logger
 	access   bool
 	metrics  *Metrics
 	now      func() time.Time
-	schema   *graphql.Schema
+	gql      *executor.Executor
+	inflight inflight
 	mux      *http.ServeMux
 }
 
@@ -101,6 +103,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.limiter == nil {
 		h.limiter = NewMemoryLimiter(DefaultWindow, nil)
 	}
+	if l, ok := h.limiter.(windowed); ok {
+		h.window = l.Window()
+	}
 	if h.limit <= 0 {
 		h.limit = DefaultLimit
 	}
@@ -110,10 +115,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	var err error
-	if h.schema, err = h.newSchema(); err != nil {
-		return nil, err
-	}
+	h.gql = h.newGraphQL()
 
 	for _, rt := range []struct {
 		path string
@@ -123,11 +125,14 @@ func New(cfg Config) (*Handler, error) {
 		{"/api/v1/cnam", h.restCNAM},
 		{"/api/v1/messaging", h.restMessaging},
 		{"/api/v1/trust", h.restTrust},
-		{"/graphql", h.graphql},
 	} {
 		h.mux.Handle("POST "+rt.path, &route{rt.path, rt.fn})
 		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
 	}
+	// GraphQL over HTTP: queries may also come as GET.
+	h.mux.Handle("POST /graphql", &route{"/graphql", h.graphql})
+	h.mux.Handle("GET /graphql", &route{"/graphql", h.graphql})
+	h.mux.Handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowed)})
 	gets := []struct {
 		path string
 		fn   func(*recorder, *http.Request)
