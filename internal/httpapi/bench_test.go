@@ -2,8 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +106,26 @@ func BenchmarkFixedJSON(b *testing.B) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
 	}), "/", `{"phone_number":"12025550123"}`)
+}
+
+// graphQLBenchQuery is the operation of the GraphQL benchmarks, and of
+// benchmarks/http/run.sh.
+const graphQLBenchQuery = `query($n: String!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: true) { lrn carrier success } }`
+
+// BenchmarkGraphQLLRNPersisted sends the operation as Apollo's automatic
+// persisted queries do once the server knows it: its hash and variables.
+func BenchmarkGraphQLLRNPersisted(b *testing.B) {
+	h := benchHandler(b, true)
+	sum := sha256.Sum256([]byte(graphQLBenchQuery))
+	ext := `"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+	q, _ := json.Marshal(graphQLBenchQuery)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":`+string(q)+`,`+ext+`,"variables":{"n":"12025550123"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "errors") {
+		b.Fatalf("registering the query: %d %s", rec.Code, rec.Body)
+	}
+	benchPost(b, h, "/graphql", `{`+ext+`,"variables":{"n":"12025550123"}}`)
 }

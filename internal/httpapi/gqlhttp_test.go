@@ -1,15 +1,18 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -238,4 +241,22 @@ func TestInFlightPerKey(t *testing.T) {
 	releases[0]()
 	_, ok = f.acquire(&discardWriter{h: http.Header{}}, k)
 	assert.True(t, ok, "a finished request frees its place")
+}
+
+// TestWriteGraphQLIsEncodingJSON: the fast path writes what encoding/json
+// writes for the same response.
+func TestWriteGraphQLIsEncodingJSON(t *testing.T) {
+	for _, data := range []string{
+		`{"lookupLrn":{"lrn":"12025569000","carrier":"Plain"}}`,
+		`{"lookupLrn":{"carrier":"AT&T <Mobility>"}}`,
+		"{\"lookupLrn\":{\"carrier\":\"line\u2028sep\u2029é\"}}",
+	} {
+		var want bytes.Buffer
+		require.NoError(t, json.NewEncoder(&want).Encode(&gqlWire{Data: json.RawMessage(data)}))
+		rec := httptest.NewRecorder()
+		w := &recorder{ResponseWriter: rec}
+		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data)})
+		assert.Equal(t, want.String(), rec.Body.String())
+		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	}
 }

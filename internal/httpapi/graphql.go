@@ -3,6 +3,7 @@ package httpapi
 //go:generate go tool gqlgen generate --config gqlgen.yml
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -15,7 +16,6 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -69,9 +69,8 @@ func (h *Handler) newGraphQL() *executor.Executor {
 	ex := executor.New(graph.NewExecutableSchema(cfg))
 	ex.SetQueryCache(lru.New[*ast.QueryDocument](graphQLCacheSize))
 	ex.Use(extension.Introspection{})
-	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)})
+	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
 	ex.Use(extension.FixedComplexityLimit(maxGraphQLComplexity))
-	ex.Use(shapeLimit{})
 	ex.SetDefaultRulesFn(boundedRules)
 	ex.SetRecoverFunc(func(ctx context.Context, v any) error {
 		h.log.LogAttrs(ctx, slog.LevelError, "panic in GraphQL resolver",
@@ -81,23 +80,18 @@ func (h *Handler) newGraphQL() *executor.Executor {
 	return ex
 }
 
-// shapeLimit refuses operations nested deeper than maxGraphQLDepth or
-// expanding to more than maxGraphQLSelections fields once fragments are
-// spread: what costs the server before any resolver runs.
-type shapeLimit struct{}
-
-func (shapeLimit) ExtensionName() string                   { return "ShapeLimit" }
-func (shapeLimit) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (shapeLimit) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
-	n := 0
-	if !withinShape(rc.Doc, rc.Operation.SelectionSet, 1, &n) {
-		err := gqlerror.Errorf("the operation is too large: at most %d fields, nested at most %d deep", maxGraphQLSelections, maxGraphQLDepth)
-		errcode.Set(err, errcode.ValidationFailed)
-		return err
-	}
-	return nil
-}
+// shapeRule refuses operations nested deeper than maxGraphQLDepth or
+// expanding to more than maxGraphQLSelections fields and fragments once
+// fragments are spread: what costs the server before any resolver runs. As
+// a validation rule it runs once per document, not once per request.
+var shapeRule = core.Rule{Name: "OperationShape", RuleFunc: func(ev *core.Events, addError core.AddErrFunc) {
+	ev.OnOperation(func(wk *core.Walker, op *ast.OperationDefinition) {
+		n := 0
+		if !withinShape(wk.Document, op.SelectionSet, 1, &n) {
+			addError(core.Message("the operation is too large: at most %d fields, nested at most %d deep", maxGraphQLSelections, maxGraphQLDepth), core.At(op.Position))
+		}
+	})
+}}
 
 func withinShape(doc *ast.QueryDocument, set ast.SelectionSet, depth int, n *int) bool {
 	if depth > maxGraphQLDepth {
@@ -105,11 +99,11 @@ func withinShape(doc *ast.QueryDocument, set ast.SelectionSet, depth int, n *int
 	}
 	for _, s := range set {
 		var sub ast.SelectionSet
+		if *n++; *n > maxGraphQLSelections {
+			return false
+		}
 		switch s := s.(type) {
 		case *ast.Field:
-			if *n++; *n > maxGraphQLSelections {
-				return false
-			}
 			if len(s.SelectionSet) > 0 && !withinShape(doc, s.SelectionSet, depth+1, n) {
 				return false
 			}
@@ -128,12 +122,35 @@ func withinShape(doc *ast.QueryDocument, set ast.SelectionSet, depth int, n *int
 	return true
 }
 
+// persistedQueries is gqlgen's automatic persisted queries (Apollo's
+// protocol) with a fast path for the usual request, a known hash without
+// its query: gqlgen's own decodes the extension by reflection
+// (mapstructure), which costs a tenth of a lookup.
+type persistedQueries struct {
+	extension.AutomaticPersistedQuery
+}
+
+func (p persistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if params.Query == "" {
+		pq, _ := params.Extensions["persistedQuery"].(map[string]any)
+		hash, _ := pq["sha256Hash"].(string)
+		if v, _ := pq["version"].(float64); v == 1 && hash != "" {
+			if q, ok := p.Cache.Get(ctx, hash); ok {
+				params.Query = q
+				return nil
+			}
+		}
+	}
+	return p.AutomaticPersistedQuery.MutateOperationParameters(ctx, params)
+}
+
 // boundedRules returns the standard validation rules for one document,
 // stopping to record errors once there are more than maxGraphQLErrors: a
 // document built to conflict with itself would otherwise make tens of
 // thousands, each a message formatted and kept.
 func boundedRules() *rules.Rules {
 	r := rules.NewDefaultRules()
+	r.AddRule(shapeRule.Name, shapeRule.RuleFunc)
 	n := 0 // one Rules validates one document, on one goroutine
 	for name, fn := range r.GetInner() {
 		r.ReplaceRule(name, func(ev *core.Events, addError core.AddErrFunc) {
@@ -318,7 +335,18 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 	ct, set := w.Header()["Content-Type"]
 	j := jsonBufs.Get().(*jsonBuf)
 	j.b.Reset()
-	if err := j.enc.Encode(&gqlWire{resp.Errors, resp.Data, resp.Extensions}); err != nil {
+	if len(resp.Errors) == 0 && resp.Extensions == nil && len(resp.Data) > 0 {
+		// The usual answer, written as encoding/json would write it without
+		// decoding and re-encoding the data: gqlgen's output is compact
+		// already, and escaping is encoding/json's only where needed.
+		j.b.WriteString(`{"data":`)
+		if bytes.ContainsAny(resp.Data, "<>&\u2028\u2029") {
+			json.HTMLEscape(&j.b, resp.Data)
+		} else {
+			j.b.Write(resp.Data)
+		}
+		j.b.WriteString("}\n")
+	} else if err := j.enc.Encode(&gqlWire{resp.Errors, resp.Data, resp.Extensions}); err != nil {
 		j.b.Reset()
 		_ = j.enc.Encode(&errInternal.body)
 		status, set = errInternal.status, false
