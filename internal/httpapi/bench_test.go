@@ -129,3 +129,15 @@ func BenchmarkGraphQLLRNPersisted(b *testing.B) {
 	}
 	benchPost(b, h, "/graphql", `{`+ext+`,"variables":{"n":"12025550123"}}`)
 }
+
+// BenchmarkRESTLRNBulk asks 1,000 of the sample's numbers, with enhanced
+// data, in one request, and reports numbers per second.
+func BenchmarkRESTLRNBulk(b *testing.B) {
+	numbers := sampleNumbers(b)
+	for len(numbers) < MaxBulkNumbers {
+		numbers = append(numbers, numbers...)
+	}
+	body, _ := json.Marshal(map[string]any{"phone_numbers": numbers[:MaxBulkNumbers], "include_enhanced_lrn": true})
+	benchPost(b, benchHandler(b, true), "/api/v1/lrn/bulk", string(body))
+	b.ReportMetric(float64(b.N)*MaxBulkNumbers/b.Elapsed().Seconds(), "numbers/s")
+}

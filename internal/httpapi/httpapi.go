@@ -125,6 +125,7 @@ func New(cfg Config) (*Handler, error) {
 		{"/api/v1/cnam", h.restCNAM},
 		{"/api/v1/messaging", h.restMessaging},
 		{"/api/v1/trust", h.restTrust},
+		{"/api/v1/lrn/bulk", h.restLRNBulk},
 	} {
 		h.mux.Handle("POST "+rt.path, &route{rt.path, rt.fn})
 		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
