@@ -47,6 +47,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
+	tlsKey := fs.String("tls-key", "", "the private key `file` (PEM) of --tls-cert")
+	h2c := fs.Bool("h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
+	cors := fs.String("cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +78,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --log-format must be text or json", errUsage)
 	}
 	log := slog.New(logHandler)
+	origins, err := corsOrigins(*cors)
+	if err != nil {
+		return err
+	}
+	tlsCerts, err := newServeTLS(*tlsCert, *tlsKey, log)
+	if err != nil {
+		return err
+	}
 
 	// An exposed server without keys is a mistake; the zero-setup demo
 	// (no --db) gets a development key instead.
@@ -91,10 +103,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		keys = ks.Keys()
 	}
-	var (
-		dev string
-		err error
-	)
+	var dev string
 	if *devKey || *keysPath == "" {
 		dev = httpapi.NewKey()
 		keys = append(keys, httpapi.HashKey(dev))
@@ -175,6 +184,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 				return
 			case <-hup:
 				_ = lv.reload("SIGHUP") // logged
+				tlsCerts.reload()
 			}
 		}
 	}()
@@ -200,7 +210,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		})
 	}
 
+	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: origins}); err != nil {
+		return err
+	}
 	servers := []*http.Server{newServer(root, log)}
+	tlsCerts.configure(servers[0], *h2c)
 	if *metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", metrics.Handler())
@@ -208,6 +222,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 
 	base := "http://" + ln.Addr().String()
+	if tlsCerts != nil {
+		base = "https://" + ln.Addr().String()
+	}
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
 		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", len(keys),
@@ -219,7 +236,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		go func() { errc <- srv.Serve(listeners[i]) }()
+		go func() {
+			if i == 0 && tlsCerts != nil {
+				errc <- srv.ServeTLS(listeners[i], "", "")
+				return
+			}
+			errc <- srv.Serve(listeners[i])
+		}()
 	}
 	select {
 	case <-ctx.Done():

@@ -8,6 +8,7 @@
 //	POST /api/v1/cnam       cnam.Lookup       {phone_number}
 //	POST /api/v1/messaging  messaging.Lookup  {phone_number}
 //	POST /api/v1/trust      trust.Lookup      {phone_number}
+//	POST /api/v1/lrn/bulk   lrn.LookupMany    {phone_numbers (1 to 1,000), include_enhanced_lrn, messaging_lookup}
 //	POST /graphql           lookupLrn, lookupCnam, lookupMessagingProvider, lookupTrust, lookupLrnBulk
 //	GET  /graphql           the same, queries only (GraphQL over HTTP)
 //	GET  /api/v1/status     table version, build time and counts (no key)
@@ -58,6 +59,13 @@
 // gets. At most 20 errors are reported, each clipped. A missing key, an
 // exceeded rate limit, a non-JSON body or a missing table answer at the HTTP
 // level exactly as REST does.
+//
+// # HTTP
+//
+// [Conventions] wraps the handler for what clients rely on beside the
+// lookups: compressed responses when asked, gzip request bodies, request
+// ids, CORS. /openapi.json and /api/v1/status carry a weak ETag and
+// Cache-Control and answer If-None-Match with 304.
 //
 // # Logs
 //

@@ -267,6 +267,9 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 			slog.Int("bytes", rec.bytes),
 			slog.String("key", rec.keyID),
 			slog.String("remote", r.RemoteAddr))
+		if id := r.Header["X-Request-Id"]; len(id) > 0 {
+			lr.AddAttrs(slog.String("request_id", clip(id[0])))
+		}
 		_ = h.log.Handler().Handle(r.Context(), lr) // a log that fails is not the client's problem
 	}
 }

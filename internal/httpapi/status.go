@@ -23,7 +23,7 @@ type tableStatus struct {
 
 // status answers GET /api/v1/status, without a key: the loaded table's
 // version, build time and counts, or 503 UNAVAILABLE without one.
-func (h *Handler) status(w *recorder, _ *http.Request) {
+func (h *Handler) status(w *recorder, r *http.Request) {
 	db := h.tables.DB()
 	if db == nil {
 		writeError(w, errUnavailable)
@@ -38,7 +38,7 @@ func (h *Handler) status(w *recorder, _ *http.Request) {
 	if !info.BuiltAt.IsZero() {
 		built = lnpdb.Unix(info.BuiltAt.Unix())
 	}
-	writeJSON(w, http.StatusOK, &statusBody{
+	serveStatus(w, r, &statusBody{
 		Status: "ok",
 		Table:  tableStatus{Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
 	})
@@ -50,11 +50,3 @@ var openAPI []byte
 // OpenAPI returns the OpenAPI 3 document of the REST API, as GET
 // /openapi.json serves it.
 func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
-
-func serveOpenAPI(w *recorder, _ *http.Request) {
-	h := w.Header()
-	h["Content-Type"] = hdrJSON
-	h["X-Content-Type-Options"] = hdrNoSniff
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(openAPI)
-}
