@@ -89,7 +89,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	if !h.allow(w, r, key, len(st.numbers)) {
 		return
 	}
-	release, ok := h.inflight.acquire(w, key)
+	release, ok := h.inflight.acquire(w, r, key)
 	if !ok {
 		return
 	}

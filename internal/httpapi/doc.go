@@ -42,7 +42,8 @@
 // lookupLrnBulk fields), a bulk request as many as its numbers; a request
 // that makes none counts one. A request whose lookups exceed what is left
 // is answered 429 before any is done. GraphQL and bulk requests of one key
-// run at most [MaxInFlightPerKey] at a time.
+// run at most [MaxInFlightPerKey] at a time; the next waits up to a second
+// for a place, then is answered 429.
 // When the limiter itself fails the request is let through and the failure is
 // logged: routing must not stop because a shared counter store is down.
 //

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/assert"
@@ -223,24 +224,45 @@ func TestGraphQLAmplificationBounded(t *testing.T) {
 }
 
 func TestInFlightPerKey(t *testing.T) {
-	var f inflight
+	f := inflight{wait: 50 * time.Millisecond}
 	k := HashKey(testKey)
+	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 	var releases []func()
 	for range MaxInFlightPerKey {
-		rel, ok := f.acquire(&discardWriter{h: http.Header{}}, k)
+		rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, k)
 		require.True(t, ok)
 		releases = append(releases, rel)
 	}
 	w := &discardWriter{h: http.Header{}}
-	_, ok := f.acquire(w, k)
-	assert.False(t, ok)
+	start := time.Now()
+	_, ok := f.acquire(w, req, k)
+	assert.False(t, ok, "no place frees")
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "after waiting")
 	assert.Equal(t, http.StatusTooManyRequests, w.status)
 	assert.Equal(t, "1", w.h.Get("Retry-After"))
-	_, ok = f.acquire(&discardWriter{h: http.Header{}}, HashKey(limitedKey))
+	rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, HashKey(limitedKey))
 	assert.True(t, ok, "another key is unaffected")
+	rel()
+
+	// A waiting request gets the place a finished one frees.
+	f.wait = 10 * time.Second
+	got := make(chan bool)
+	go func() {
+		rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, k)
+		if ok {
+			rel()
+		}
+		got <- ok
+	}()
+	time.Sleep(20 * time.Millisecond)
 	releases[0]()
-	_, ok = f.acquire(&discardWriter{h: http.Header{}}, k)
-	assert.True(t, ok, "a finished request frees its place")
+	assert.True(t, <-got)
+	for _, rel := range releases[1:] {
+		rel()
+	}
+	f.mu.Lock()
+	assert.Empty(t, f.m, "no key is kept once its requests are done")
+	f.mu.Unlock()
 }
 
 // TestWriteGraphQLIsEncodingJSON: the fast path writes what encoding/json

@@ -230,7 +230,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if req.OperationName != nil {
 		params.OperationName = *req.OperationName
 	}
-	release, ok := h.inflight.acquire(w, key)
+	release, ok := h.inflight.acquire(w, r, key)
 	if !ok {
 		return
 	}

@@ -3,45 +3,85 @@ package httpapi
 import (
 	"net/http"
 	"sync"
+	"time"
 )
 
-// MaxInFlightPerKey is how many GraphQL and bulk requests one key may have
-// running at once: their answers are the large ones, and one key must not
-// take the server's memory.
-const MaxInFlightPerKey = 16
+// Per-key concurrency of GraphQL and bulk requests, whose answers are the
+// large ones: one key must not take the server's memory. A request beyond
+// MaxInFlightPerKey waits for a place, at most inFlightWait, and is then
+// answered 429; a waiting request holds only its decoded body.
+const (
+	MaxInFlightPerKey = 32
+	inFlightWait      = time.Second
+)
 
-// inflight counts the running requests of each key.
+// inflight bounds the running requests of each key.
 type inflight struct {
-	mu sync.Mutex
-	m  map[string]int
+	mu   sync.Mutex
+	m    map[string]*keySlots
+	wait time.Duration // inFlightWait when 0
+}
+
+// keySlots is one key's semaphore, kept while some request of the key
+// holds or awaits a place.
+type keySlots struct {
+	slots chan struct{}
+	users int
 }
 
 var errTooManyInFlight = &apiError{http.StatusTooManyRequests, errorBody{
 	"Too many concurrent requests", CodeRateLimitExceeded,
 	"This API key has too many GraphQL or bulk requests running; wait for one to finish"}}
 
-// acquire counts a request of key as running, or answers 429 (with
-// Retry-After: 1) when the key has MaxInFlightPerKey running already. The
-// caller calls release when the request is done.
-func (f *inflight) acquire(w http.ResponseWriter, key Key) (release func(), ok bool) {
+// acquire takes a place for a request of key, waiting for one while the
+// key has MaxInFlightPerKey running, or answers 429 (with Retry-After: 1)
+// when none frees in time or the request is canceled. The caller calls
+// release when the request is done.
+func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key Key) (release func(), ok bool) {
 	id := key.hexHash
 	f.mu.Lock()
 	if f.m == nil {
-		f.m = make(map[string]int)
+		f.m = make(map[string]*keySlots)
 	}
-	if f.m[id] >= MaxInFlightPerKey {
-		f.mu.Unlock()
-		w.Header()["Retry-After"] = intValue(1)
-		writeError(w, errTooManyInFlight)
-		return nil, false
+	ks := f.m[id]
+	if ks == nil {
+		ks = &keySlots{slots: make(chan struct{}, MaxInFlightPerKey)}
+		f.m[id] = ks
 	}
-	f.m[id]++
+	ks.users++
 	f.mu.Unlock()
-	return func() {
+	done := func() {
 		f.mu.Lock()
-		if f.m[id]--; f.m[id] <= 0 {
+		if ks.users--; ks.users == 0 {
 			delete(f.m, id)
 		}
 		f.mu.Unlock()
+	}
+
+	select {
+	case ks.slots <- struct{}{}:
+	default:
+		wait := f.wait
+		if wait == 0 {
+			wait = inFlightWait
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case ks.slots <- struct{}{}:
+		case <-t.C:
+			done()
+			w.Header()["Retry-After"] = intValue(1)
+			writeError(w, errTooManyInFlight)
+			return nil, false
+		case <-r.Context().Done():
+			done()
+			writeError(w, errTooManyInFlight)
+			return nil, false
+		}
+	}
+	return func() {
+		<-ks.slots
+		done()
 	}, true
 }
