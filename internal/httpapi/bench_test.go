@@ -141,3 +141,14 @@ func BenchmarkRESTLRNBulk(b *testing.B) {
 	benchPost(b, benchHandler(b, true), "/api/v1/lrn/bulk", string(body))
 	b.ReportMetric(float64(b.N)*MaxBulkNumbers/b.Elapsed().Seconds(), "numbers/s")
 }
+
+// BenchmarkGraphQLAmplification sends documents built to fail validation
+// many times over; B/op is what one costs the server.
+func BenchmarkGraphQLAmplification(b *testing.B) {
+	for name, q := range map[string]string{"conflicts": amplification(15), "errors": manyErrors(15)} {
+		b.Run(name, func(b *testing.B) {
+			body, _ := json.Marshal(map[string]any{"query": q})
+			benchPost(b, benchHandler(b, false), "/graphql", string(body))
+		})
+	}
+}

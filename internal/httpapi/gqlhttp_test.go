@@ -194,9 +194,9 @@ func TestGraphQLCostsPerLookup(t *testing.T) {
 	assert.Equal(t, "0", r.Header.Get("X-RateLimit-Remaining"))
 }
 
-// amplification is a document of q KB that fails validation many times
+// amplification is a document of kb KB that fails validation many times
 // over: hundreds of fields under one response name with differing
-// arguments, each also selecting an unknown field.
+// arguments (each pair a conflict), each also selecting an unknown field.
 func amplification(kb int) string {
 	var q strings.Builder
 	q.WriteString("{")
@@ -207,8 +207,20 @@ func amplification(kb int) string {
 	return q.String()
 }
 
-// maxAmplifiedResponse is what the response to amplification(15) stays
-// under: 20 errors and a note.
+// manyErrors is a document of kb KB whose every field is wrong twice: a
+// number where a string belongs, and an unknown field.
+func manyErrors(kb int) string {
+	var q strings.Builder
+	q.WriteString("{")
+	for i := 0; q.Len() < kb<<10-60; i++ {
+		fmt.Fprintf(&q, ` a%d: lookupLrn(phoneNumber: %d) { lrn x }`, i, i)
+	}
+	q.WriteString("}")
+	return q.String()
+}
+
+// maxAmplifiedResponse is what the response to a 15 KB document built to
+// fail stays under: 20 errors and a note.
 const maxAmplifiedResponse = 8 << 10
 
 func TestGraphQLAmplificationBounded(t *testing.T) {
@@ -217,10 +229,23 @@ func TestGraphQLAmplificationBounded(t *testing.T) {
 	require.Greater(t, strings.Count(q, "lookupLrn"), 300)
 	r, g := s.gql(t, q, nil)
 	require.Equal(t, http.StatusOK, r.StatusCode)
-	assert.Len(t, g.Errors, maxGraphQLErrors+1)
+	require.Len(t, g.Errors, 1, "refused before validation")
+	assert.Contains(t, g.Errors[0].Message, `more than 16 fields named "a"`)
+	assert.Less(t, len(r.body), maxAmplifiedResponse, "%d bytes", len(r.body))
+	assert.Nil(t, g.Data)
+
+	q = manyErrors(15)
+	require.Greater(t, strings.Count(q, "lookupLrn"), 300)
+	r, g = s.gql(t, q, nil)
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	require.Len(t, g.Errors, maxGraphQLErrors+1)
 	assert.Contains(t, g.Errors[maxGraphQLErrors].Message, "further errors not shown")
 	assert.Less(t, len(r.body), maxAmplifiedResponse, "%d bytes", len(r.body))
 	assert.Nil(t, g.Data)
+
+	// A legitimate document with a response name repeated (merged) passes.
+	_, g = s.gql(t, `{ a: lookupLrn(phoneNumber: "12025550123") { lrn } a: lookupLrn(phoneNumber: "12025550123") { success } }`, nil)
+	require.Empty(t, g.Errors)
 }
 
 func TestInFlightPerKey(t *testing.T) {

@@ -16,11 +16,13 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
@@ -67,9 +69,11 @@ func (h *Handler) newGraphQL() *executor.Executor {
 		return 1 + child*max(len(phoneNumbers), 1)
 	}
 	ex := executor.New(graph.NewExecutableSchema(cfg))
-	ex.SetQueryCache(lru.New[*ast.QueryDocument](graphQLCacheSize))
+	docs := lru.New[*ast.QueryDocument](graphQLCacheSize)
+	ex.SetQueryCache(docs)
 	ex.Use(extension.Introspection{})
 	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
+	ex.Use(conflictGuard{docs})
 	ex.Use(extension.FixedComplexityLimit(maxGraphQLComplexity))
 	ex.SetDefaultRulesFn(boundedRules)
 	ex.SetRecoverFunc(func(ctx context.Context, v any) error {
@@ -142,6 +146,77 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 		}
 	}
 	return p.AutomaticPersistedQuery.MutateOperationParameters(ctx, params)
+}
+
+// Bounds on what makes validation quadratic: the rule that fields of one
+// response name can be merged compares every pair of them, and each pair of
+// fragments. A document a client means has a few of each.
+const (
+	maxSameResponseName = 16
+	maxFragments        = 64
+)
+
+// conflictGuard parses a document not seen before and refuses it, before
+// validation, when one selection set holds more than maxSameResponseName
+// fields of one response name or the document more than maxFragments
+// fragments: such a document costs validation tens of megabytes and
+// answers only errors. A cached document (valid, so within the bounds)
+// skips the parse.
+type conflictGuard struct {
+	docs graphql.Cache[*ast.QueryDocument]
+}
+
+func (conflictGuard) ExtensionName() string                   { return "ConflictGuard" }
+func (conflictGuard) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (g conflictGuard) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if params.Query == "" {
+		return nil
+	}
+	if _, ok := g.docs.Get(ctx, params.Query); ok {
+		return nil
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: params.Query})
+	if err != nil {
+		return nil // validation reports it
+	}
+	fail := func(format string, args ...any) *gqlerror.Error {
+		e := gqlerror.Errorf(format, args...)
+		errcode.Set(e, errcode.ValidationFailed)
+		return e
+	}
+	if len(doc.Fragments) > maxFragments {
+		return fail("the document has %d fragments: at most %d", len(doc.Fragments), maxFragments)
+	}
+	var sets []ast.SelectionSet
+	for _, op := range doc.Operations {
+		sets = append(sets, op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		sets = append(sets, f.SelectionSet)
+	}
+	counts := map[string]int{}
+	for len(sets) > 0 {
+		set := sets[len(sets)-1]
+		sets = sets[:len(sets)-1]
+		clear(counts)
+		for _, s := range set {
+			switch s := s.(type) {
+			case *ast.Field:
+				name := s.Alias
+				if name == "" {
+					name = s.Name
+				}
+				if counts[name]++; counts[name] > maxSameResponseName {
+					return fail("more than %d fields named %q in one selection set", maxSameResponseName, clip(name))
+				}
+				sets = append(sets, s.SelectionSet)
+			case *ast.InlineFragment:
+				sets = append(sets, s.SelectionSet)
+			}
+		}
+	}
+	return nil
 }
 
 // boundedRules returns the standard validation rules for one document,
