@@ -18,8 +18,6 @@ func decodeFast(data []byte, v any) bool {
 		lr = req
 	case *phoneRequest:
 		pr = req
-	case *graphqlRequest:
-		return decodeGraphQLFast(data, req)
 	default:
 		return false
 	}

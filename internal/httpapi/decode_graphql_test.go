@@ -11,9 +11,9 @@ import (
 func TestDecodeGraphQLFast(t *testing.T) {
 	for body, fast := range map[string]bool{
 		`{"query":"query($n: String!) { lookupLrn(phoneNumber: $n) { lrn } }","variables":{"n":"12025550123","e":true,"m":null}}`: true,
-		`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}},"variables":{"n":"1"}}`:                                 true,
-		` {"query":"{ __typename }","operationName":null,"variables":null} `:                                                         true,
-		`{"query":"{ lookupLrn(phoneNumber: \"1\") { lrn } }"}`:                                                                    false, // escapes
+		`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}},"variables":{"n":"1"}}`:                                true,
+		` {"query":"{ __typename }","operationName":null,"variables":null} `:                                                      true,
+		`{"query":"{ lookupLrn(phoneNumber: \"1\") { lrn } }"}`:                                                                   false, // escapes
 		`{"variables":{"n":1}}`:                                   false, // a number
 		`{"extensions":{"persistedQuery":{"version":10}}}`:        false,
 		`{"extensions":{"other":{}}}`:                             false,

@@ -44,6 +44,9 @@ func decodeBody(w *recorder, r *http.Request, v any) *apiError {
 	if decodeFast(buf.Bytes(), v) {
 		return nil
 	}
+	if gr, ok := v.(*graphqlRequest); ok && decodeGraphQLFast(buf.Bytes(), gr) {
+		return nil
+	}
 	if err := json.Unmarshal(buf.Bytes(), v); err != nil {
 		return jsonError(err)
 	}
