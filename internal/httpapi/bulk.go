@@ -15,6 +15,11 @@ type bulkRequest struct {
 	PhoneNumbers       *[]*string `json:"phone_numbers"`
 	IncludeEnhancedLRN bool       `json:"include_enhanced_lrn"`
 	MessagingLookup    bool       `json:"messaging_lookup"`
+
+	// numbers holds phone_numbers when decodeBulkFast read them (then
+	// fastNumbers is set).
+	numbers     []string
+	fastNumbers bool
 }
 
 var (
@@ -49,7 +54,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	st := bulkStates.Get().(*bulkState)
 	defer func() {
 		if cap(st.out) <= maxPooledBulk {
-			st.req = bulkRequest{}
+			st.req = bulkRequest{numbers: st.req.numbers[:0]}
 			clear(st.numbers)
 			clear(st.answers)
 			bulkStates.Put(st)
@@ -64,22 +69,25 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, e)
 		return
 	}
-	if req.PhoneNumbers == nil {
+	st.numbers = st.numbers[:0]
+	switch {
+	case req.PhoneNumbers != nil: // decoded by encoding/json
+		for _, p := range *req.PhoneNumbers {
+			if p == nil {
+				h.refuse(w, r, key, errBulkNotStrings)
+				return
+			}
+			st.numbers = append(st.numbers, *p)
+		}
+	case req.fastNumbers:
+		st.numbers = append(st.numbers, req.numbers...)
+	default:
 		h.refuse(w, r, key, errNoNumbersREST)
 		return
 	}
-	in := *req.PhoneNumbers
-	if len(in) == 0 || len(in) > MaxBulkNumbers {
+	if len(st.numbers) == 0 || len(st.numbers) > MaxBulkNumbers {
 		h.refuse(w, r, key, errBulkCount)
 		return
-	}
-	st.numbers = st.numbers[:0]
-	for _, p := range in {
-		if p == nil {
-			h.refuse(w, r, key, errBulkNotStrings)
-			return
-		}
-		st.numbers = append(st.numbers, *p)
 	}
 	db := h.tables.DB()
 	if db == nil {

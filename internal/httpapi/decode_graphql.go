@@ -157,3 +157,59 @@ func (d *fastDecoder) scalar() (any, bool) {
 func (d *fastDecoder) digitNext() bool {
 	return d.i < len(d.b) && (d.b[d.i] >= '0' && d.b[d.i] <= '9' || d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E')
 }
+
+// decodeBulkFast reads the usual bulk request body — phone_numbers an
+// array of strings without escapes, the two flags booleans — without
+// reflection, into req.numbers, which all slice one copy of data. Like
+// decodeFast it accepts only what encoding/json decodes to the same values
+// (FuzzDecodeBulkFast holds it to that).
+func decodeBulkFast(data []byte, req *bulkRequest) bool {
+	d := fastDecoder{b: data}
+	var text string // data as a string, made once the first number is seen
+	ok := d.members(func(key []byte) bool {
+		switch string(key) {
+		case "phone_numbers":
+			if !d.byte('[') {
+				return false
+			}
+			nums := req.numbers[:0]
+			d.space()
+			if !d.byte(']') {
+				for {
+					start := d.i + 1
+					s, ok := d.str()
+					if !ok {
+						return false
+					}
+					if text == "" {
+						text = string(data)
+					}
+					nums = append(nums, text[start:start+len(s)])
+					d.space()
+					if d.byte(']') {
+						break
+					}
+					if !d.byte(',') {
+						return false
+					}
+					d.space()
+				}
+			}
+			req.numbers, req.fastNumbers = nums, true
+			return true
+		case "include_enhanced_lrn":
+			v, ok := d.bool()
+			req.IncludeEnhancedLRN = v
+			return ok
+		case "messaging_lookup":
+			v, ok := d.bool()
+			req.MessagingLookup = v
+			return ok
+		}
+		return false
+	})
+	if !ok {
+		*req = bulkRequest{numbers: req.numbers[:0]}
+	}
+	return ok
+}

@@ -51,3 +51,50 @@ func FuzzDecodeGraphQLFast(f *testing.F) {
 		}
 	})
 }
+
+// bulkNumbers returns what a bulk request's numbers decoded to, either
+// way, and whether any was null.
+func bulkNumbers(r *bulkRequest) (nums []string, present, null bool) {
+	if r.fastNumbers {
+		return r.numbers, true, false
+	}
+	if r.PhoneNumbers == nil {
+		return nil, false, false
+	}
+	for _, p := range *r.PhoneNumbers {
+		if p == nil {
+			return nil, true, true
+		}
+		nums = append(nums, *p)
+	}
+	return nums, true, false
+}
+
+func FuzzDecodeBulkFast(f *testing.F) {
+	for _, s := range []string{
+		`{"phone_numbers":["12025550123","+1 202 555 0124"],"include_enhanced_lrn":true}`,
+		`{"phone_numbers":[],"messaging_lookup":false}`,
+		`{"phone_numbers":["1"],"phone_numbers":["2","3"]}`,
+		`{"phone_numbers":["1",null]}`,
+		`{"phone_numbers":["\u0031"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var fast, slow bulkRequest
+		if !decodeBulkFast(body, &fast) {
+			return
+		}
+		require.NoError(t, json.Unmarshal(body, &slow), "the fast path took a body encoding/json refuses: %q", body)
+		fn, fp, _ := bulkNumbers(&fast)
+		sn, sp, snull := bulkNumbers(&slow)
+		require.False(t, snull, "%q", body)
+		require.Equal(t, sp, fp, "%q", body)
+		require.Equal(t, len(sn), len(fn), "%q", body)
+		for i := range sn {
+			require.Equal(t, sn[i], fn[i], "%q", body)
+		}
+		require.Equal(t, slow.IncludeEnhancedLRN, fast.IncludeEnhancedLRN, "%q", body)
+		require.Equal(t, slow.MessagingLookup, fast.MessagingLookup, "%q", body)
+	})
+}

@@ -44,8 +44,15 @@ func decodeBody(w *recorder, r *http.Request, v any) *apiError {
 	if decodeFast(buf.Bytes(), v) {
 		return nil
 	}
-	if gr, ok := v.(*graphqlRequest); ok && decodeGraphQLFast(buf.Bytes(), gr) {
-		return nil
+	switch req := v.(type) {
+	case *graphqlRequest:
+		if decodeGraphQLFast(buf.Bytes(), req) {
+			return nil
+		}
+	case *bulkRequest:
+		if decodeBulkFast(buf.Bytes(), req) {
+			return nil
+		}
 	}
 	if err := json.Unmarshal(buf.Bytes(), v); err != nil {
 		return jsonError(err)
