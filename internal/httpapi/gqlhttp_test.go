@@ -302,7 +302,7 @@ func TestWriteGraphQLIsEncodingJSON(t *testing.T) {
 		require.NoError(t, json.NewEncoder(&want).Encode(&gqlWire{Data: json.RawMessage(data)}))
 		rec := httptest.NewRecorder()
 		w := &recorder{ResponseWriter: rec}
-		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data)})
+		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data), Extensions: map[string]any{}})
 		assert.Equal(t, want.String(), rec.Body.String())
 		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	}

@@ -410,7 +410,7 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 	ct, set := w.Header()["Content-Type"]
 	j := jsonBufs.Get().(*jsonBuf)
 	j.b.Reset()
-	if len(resp.Errors) == 0 && resp.Extensions == nil && len(resp.Data) > 0 {
+	if len(resp.Errors) == 0 && len(resp.Extensions) == 0 && len(resp.Data) > 0 {
 		// The usual answer, written as encoding/json would write it without
 		// decoding and re-encoding the data: gqlgen's output is compact
 		// already, and escaping is encoding/json's only where needed.

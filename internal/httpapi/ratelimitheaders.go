@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,13 +29,32 @@ func setRateLimitHeaders(hd http.Header, d Decision, window time.Duration) {
 	hd["Ratelimit-Policy"] = policyValue(d, window)
 }
 
+// lastPolicy is the RateLimit-Policy value built last: most requests come
+// with the same limit and window as the one before.
+var lastPolicy atomic.Pointer[policy]
+
+type policy struct {
+	limit  int
+	window time.Duration
+	value  []string
+}
+
 // policyValue returns the RateLimit-Policy value of d, built once for the
-// usual limits and windows.
+// default limit and window, and reused while the limit stays the same.
 func policyValue(d Decision, window time.Duration) []string {
 	w := int(window.Seconds())
 	if w == 60 && d.Limit == DefaultLimit {
 		return hdrDefaultPolicy
 	}
+	if p := lastPolicy.Load(); p != nil && p.limit == d.Limit && p.window == window {
+		return p.value
+	}
+	v := buildPolicy(d, w)
+	lastPolicy.Store(&policy{d.Limit, window, v})
+	return v
+}
+
+func buildPolicy(d Decision, w int) []string {
 	b := append([]byte(nil), `"default";q=`...)
 	b = strconv.AppendInt(b, int64(d.Limit), 10)
 	if w > 0 {
