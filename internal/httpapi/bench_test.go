@@ -152,3 +152,14 @@ func BenchmarkGraphQLAmplification(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRESTLRNConventions is BenchmarkRESTLRN through Conventions, as
+// lnpdb serve answers: what compression's wrapper, request ids and CORS
+// cost a lookup that is neither compressed nor cross-origin.
+func BenchmarkRESTLRNConventions(b *testing.B) {
+	h, err := Conventions(benchHandler(b, true), ConventionsConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPost(b, h, "/api/v1/lrn", `{"phone_number":"12025550123"}`)
+}
