@@ -164,3 +164,18 @@ func TestCacheableDocuments(t *testing.T) {
 	s.h.tables.(*Table).Swap(old)
 	assert.Equal(t, before, s.do(t, "GET", "/api/v1/status", "").Header.Get("ETag"))
 }
+
+// TestGzipAdminFeed: an update feed sent gzipped through Conventions, as
+// lnpdb serve mounts the admin API, applies as the plain one does.
+func TestGzipAdminFeed(t *testing.T) {
+	s := newAdminServer(t)
+	h, err := Conventions(s.Config.Handler, ConventionsConfig{})
+	require.NoError(t, err)
+	s.Config.Handler = h
+	feed := "action,tn,lrn,spid,activated_at\nU,2025550123,7327370999,0987,2026-11-20T10:00:00Z\n"
+	r := s.do(t, http.MethodPost, "/admin/v1/updates", gzipped(t, feed),
+		"Content-Type", "text/csv", "Content-Encoding", "gzip", "Authorization", "Bearer "+adminKey)
+	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
+	assert.Equal(t, 1.0, r.json(t)["applied"])
+	assert.Equal(t, "17327370999", s.lrnOf(t, "12025550123"))
+}
