@@ -168,6 +168,10 @@ func TestGraphQLCostsPerLookup(t *testing.T) {
 	assert.Equal(t, "186", r.Header.Get("X-RateLimit-Remaining"), "a bulk lookup costs its numbers")
 	r, _ = s.gql(t, `{ a: lookupCnam(phoneNumber: "12025550123") @skip(if: true) { cnam } }`, nil)
 	assert.Equal(t, "185", r.Header.Get("X-RateLimit-Remaining"), "a skipped lookup is not made")
+	r, _ = s.gql(t, `{ a: lookupCnam(phoneNumber: "12025550123") { cnam } a: lookupCnam(phoneNumber: "12025550123") { success } lookupTrust(phoneNumber: "12025550123") { trustScore } }`, nil)
+	assert.Equal(t, "183", r.Header.Get("X-RateLimit-Remaining"), "fields merged into one are one lookup")
+	r, _ = s.gql(t, `query($skip: Boolean!) { ...F a: lookupCnam(phoneNumber: "12025550123") @include(if: $skip) { cnam } } fragment F on Query { lookupTrust(phoneNumber: "12025550123") { trustScore } }`, map[string]any{"skip": true})
+	assert.Equal(t, "181", r.Header.Get("X-RateLimit-Remaining"), "fragments and directives are followed")
 
 	// limitedKey has 3: a 4-lookup request is refused whole, and costs nothing.
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
@@ -182,7 +186,7 @@ func TestGraphQLCostsPerLookup(t *testing.T) {
 		return ""
 	}
 	before := cnamLookups()
-	assert.Contains(t, before, "} 10")
+	assert.Contains(t, before, "} 12", "10, 1 merged and 1 included")
 	r = s.do(t, http.MethodPost, "/graphql", string(b), limited...)
 	checkErrorBody(t, r, http.StatusTooManyRequests, CodeRateLimitExceeded)
 	assert.Equal(t, "3", r.Header.Get("X-RateLimit-Remaining"))
@@ -305,5 +309,32 @@ func TestWriteGraphQLIsEncodingJSON(t *testing.T) {
 		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data), Extensions: map[string]any{}})
 		assert.Equal(t, want.String(), rec.Body.String())
 		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	}
+}
+
+// TestGraphQLComplexityLimit: three full bulk lookups of a thousand numbers
+// each exceed the complexity limit; the document is refused before any
+// lookup, and a cached small document is not affected.
+func TestGraphQLComplexityLimit(t *testing.T) {
+	s := newServer(t, unlimited)
+	numbers := make([]string, MaxBulkNumbers)
+	for i := range numbers {
+		numbers[i] = fmt.Sprintf("1202555%04d", i)
+	}
+	const sel = `{ phoneNumber lrn lrn_activated_at carrier success error
+		enhanced_lrn_data { carrier carrier_type city zip_code county timezone state rate_center lata ocn }
+		messaging { provider enabled country country_code reference_id } }`
+	q := `query($a: [String!]!) { a: lookupLrnBulk(phoneNumbers: $a) ` + sel + ` b: lookupLrnBulk(phoneNumbers: $a) ` + sel + ` c: lookupLrnBulk(phoneNumbers: $a) ` + sel + ` }`
+	r, g := s.gql(t, q, map[string]any{"a": numbers})
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	require.Len(t, g.Errors, 1, "%.300s", r.body)
+	assert.Contains(t, g.Errors[0].Message, "complexity")
+	assert.True(t, g.Data == nil, "%.300s", r.body)
+	// The same document with few numbers runs.
+	_, g = s.gql(t, q, map[string]any{"a": numbers[:2]})
+	require.Empty(t, g.Errors)
+	for range 2 { // the second time from the complexity cache
+		_, g = s.gql(t, `{ lookupCnam(phoneNumber: "12025550123") { cnam } }`, nil)
+		require.Empty(t, g.Errors)
 	}
 }
