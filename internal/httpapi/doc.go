@@ -23,7 +23,8 @@
 // # Requests
 //
 // A lookup request is a POST with Content-Type application/json (an optional
-// charset parameter must name UTF-8) and a JSON object body of at most 64 KiB.
+// charset parameter must name UTF-8) and a JSON object body of at most 64 KiB
+// (after gzip decoding, when [Conventions] wraps the handler).
 // Unknown fields are ignored; a field of the wrong type is rejected; a null
 // field counts as absent. Every failure is a JSON body
 // {"error", "code", "details"} with the status of CONTRACT §6; bad input is
