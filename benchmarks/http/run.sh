@@ -10,9 +10,15 @@
 # enhanced LRN answer), and loads each on loopback with wrk, with the same
 # settings, in turns:
 #
-#   rest     POST /api/v1/lrn {"phone_number":…,"include_enhanced_lrn":true}
-#   graphql  POST /graphql lookupLrn(phoneNumber:…, includeEnhancedLrn: true)
-#   bare     POST to the bare handler, same body, same headers
+#   rest         POST /api/v1/lrn {"phone_number":…,"include_enhanced_lrn":true}
+#   graphql      POST /graphql lookupLrn(phoneNumber:…, includeEnhancedLrn: true), the query sent whole
+#   graphql-apq  the same as an automatic persisted query: its hash and the variables
+#   bulk         POST /api/v1/lrn/bulk, 1,000 numbers with include_enhanced_lrn, no compression
+#   bulk-gzip    the same with Accept-Encoding: gzip
+#   bare         POST to the bare handler, same body as rest, same headers
+#
+# After the rounds, the in-process figure beside bulk: lrn.LookupMany on a
+# table of the same size (go test ./lrn -bench LargeBatch), per number.
 #
 # The numbers walked are a spread of the table's ported numbers and their
 # neighbours (mostly not ported: answered from the block or code rows).
@@ -24,6 +30,7 @@
 #   PORTED=1000000     ported numbers in the generated table
 #   THREADS=1 CONNS=32 DURATION=15s   wrk -t -c -d
 #   ROUNDS=3           rounds; figures are medians
+#   TARGETS="rest graphql graphql-apq bulk bulk-gzip bare"
 #   WARMUP=3s          an unrecorded wrk run per target before the first round
 #   ACCESS_LOG=true    lnpdb serve --access-log
 #   PORT=18080 BARE_PORT=18091
@@ -110,20 +117,29 @@ done
 url() {
 	case $1 in
 	rest) echo "http://127.0.0.1:$PORT/api/v1/lrn" ;;
-	graphql) echo "http://127.0.0.1:$PORT/graphql" ;;
+	graphql | graphql-apq) echo "http://127.0.0.1:$PORT/graphql" ;;
+	bulk | bulk-gzip) echo "http://127.0.0.1:$PORT/api/v1/lrn/bulk" ;;
 	bare) echo "http://127.0.0.1:$BARE_PORT/" ;;
 	esac
 }
-kind() { [[ $1 == graphql ]] && echo graphql || echo rest; }
+kind() { [[ $1 == bare ]] && echo rest || echo "$1"; }
+
+# The GraphQL operation (no double quotes: post.lua puts it in JSON as it
+# is), and its persisted-query hash, registered once.
+query='query($n: String!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: true) { lrn lrn_activated_at enhanced_lrn_data { carrier carrier_type city zip_code county timezone state rate_center lata ocn } } }'
+hash=$(printf '%s' "$query" | sha256sum | cut -d' ' -f1)
+curl -fs "http://127.0.0.1:$PORT/graphql" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+	-d "{\"query\":\"$query\",\"variables\":{\"n\":\"$first\"},\"extensions\":{\"persistedQuery\":{\"version\":1,\"sha256Hash\":\"$hash\"}}}" |
+	grep -q '"lrn":"1' || die "registering the persisted query failed"
 
 # load TARGET DURATION prints wrk's RESULT line.
 load() {
 	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "$(url "$1")" \
-		-- "$(kind "$1")" "$key" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
+		-- "$(kind "$1")" "$key" "$tmp/numbers" "$query" "$hash" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
 	grep '^RESULT ' "$tmp/wrk.$1.out" | sed 's/^RESULT //' || die "no result from wrk: $(cat "$tmp/wrk.$1.out")"
 }
 
-targets=(rest graphql bare)
+read -r -a targets <<<"${TARGETS:-rest graphql graphql-apq bulk bulk-gzip bare}"
 for t in "${targets[@]}"; do
 	log "warming up $t ($WARMUP)"
 	load "$t" "$WARMUP" >/dev/null
@@ -153,6 +169,10 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
 
+log "in-process lrn.LookupMany on a table of $PORTED ported numbers"
+many_ns=$(cd "$repo" && go test ./lrn -run '^$' -bench 'LargeBatch/LookupMany/enhanced$' -benchtime 2s -bench.ported "$PORTED" 2>&1 |
+	sed -nE 's/.* ([0-9.]+) ns\/number.*/\1/p' | head -1)
+
 rest_rps=$(field rest rps)
 rest_p99=$(field rest p99_us)
 verdict_rps=$(awk -v a="$rest_rps" -v b="$bare_rps" 'BEGIN { print (a >= 0.5 * b) ? "met" : "missed" }')
@@ -180,7 +200,10 @@ mkdir -p "$(dirname "$results")"
 	for t in "${targets[@]}"; do
 		case $t in
 		rest) name='REST `/api/v1/lrn`, enhanced' ;;
-		graphql) name='GraphQL `lookupLrn`, enhanced' ;;
+		graphql) name='GraphQL `lookupLrn`, enhanced, query sent whole' ;;
+		graphql-apq) name='GraphQL `lookupLrn`, enhanced, persisted query (APQ)' ;;
+		bulk) name='REST `/api/v1/lrn/bulk`, 1,000 numbers, enhanced' ;;
+		bulk-gzip) name='the same, gzip answer' ;;
 		bare) name='bare net/http, fixed JSON' ;;
 		esac
 		rps=$(field "$t" rps) p50=$(field "$t" p50_us) p99=$(field "$t" p99_us)
@@ -189,6 +212,19 @@ mkdir -p "$(dirname "$results")"
 			"$(total "$t" non2xx)"
 	done
 	echo
+	if grep -q '^bulk' "$tmp/results"; then
+		echo "Numbers per second (a bulk request answers 1,000; a single request one):"
+		echo
+		echo "| how | numbers/s |"
+		echo "|---|---:|"
+		for t in rest graphql-apq bulk bulk-gzip; do
+			grep -q "^$t " "$tmp/results" || continue
+			per=1; [[ $t == bulk* ]] && per=1000
+			printf '| %s | %.0f |\n' "$t over HTTP" "$(awk -v r="$(field "$t" rps)" -v p="$per" 'BEGIN { print r * p }')"
+		done
+		[[ -n $many_ns ]] && printf '| lrn.LookupMany in process, enhanced, one core | %.0f |\n' "$(awk -v n="$many_ns" 'BEGIN { print 1e9 / n }')"
+		echo
+	fi
 	echo "Each column is the median of its own figure over the rounds; the rounds:"
 	echo
 	echo "| round | target | requests/s | p50 | p99 | max |"
@@ -203,8 +239,16 @@ mkdir -p "$(dirname "$results")"
 	}' "$tmp/results"
 	echo
 	echo "Targets (ARCHITECTURE.md): REST ≥ 50 % of the bare handler's requests/s — $verdict_rps;"
-	echo "REST p99 ≤ 10 ms — $verdict_p99. Socket errors over all rounds: rest $(total rest socket_errors),"
-	echo "graphql $(total graphql socket_errors), bare $(total bare socket_errors)."
+	echo "REST p99 ≤ 10 ms — $verdict_p99."
+	if grep -q '^graphql-apq ' "$tmp/results"; then
+		echo "GraphQL \`lookupLrn\` enhanced with APQ ≥ 50 % of the bare handler — $(awk -v a="$(field graphql-apq rps)" -v b="$bare_rps" 'BEGIN { print (a >= 0.5 * b) ? "met" : "missed" }')."
+	fi
+	if grep -q '^bulk ' "$tmp/results"; then
+		echo "Bulk ≥ 500,000 numbers/s, enhanced, no compression — $(awk -v r="$(field bulk rps)" 'BEGIN { print (r * 1000 >= 500000) ? "met" : "missed" }')."
+	fi
+	printf 'Socket errors over all rounds:'
+	for t in "${targets[@]}"; do printf ' %s %s' "$t" "$(total "$t" socket_errors)"; done
+	echo "."
 } >"$results"
 cat "$results"
 log "wrote $results"

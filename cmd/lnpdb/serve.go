@@ -48,6 +48,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
+	tlsKey := fs.String("tls-key", "", "the private key `file` (PEM) of --tls-cert")
+	h2c := fs.Bool("h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
+	cors := fs.String("cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +71,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	logOut := httpapi.NewLogWriter(e.stderr, logFlushEvery)
 	defer logOut.Close()
 	log, err := newServeLog(logOut, *logFormat)
+	if err != nil {
+		return err
+	}
+	origins, err := corsOrigins(*cors)
+	if err != nil {
+		return err
+	}
+	tlsCerts, err := newServeTLS(*tlsCert, *tlsKey, log)
 	if err != nil {
 		return err
 	}
@@ -165,6 +177,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			case <-hup:
 				_ = lv.Reload("SIGHUP") // logged
 				keys.reload(log, "SIGHUP")
+				tlsCerts.reload()
 			}
 		}
 	}()
@@ -189,7 +202,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		})
 	}
 
+	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: origins}); err != nil {
+		return err
+	}
 	servers := []*http.Server{newServer(root, log)}
+	tlsCerts.configure(servers[0], *h2c)
 	if *metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", metrics.Handler())
@@ -197,6 +214,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 
 	base := "http://" + ln.Addr().String()
+	if tlsCerts != nil {
+		base = "https://" + ln.Addr().String()
+	}
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
 		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", keys.lookup.Len(),
@@ -208,7 +228,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		go func() { errc <- srv.Serve(listeners[i]) }()
+		go func() {
+			if i == 0 && tlsCerts != nil {
+				errc <- srv.ServeTLS(listeners[i], "", "")
+				return
+			}
+			errc <- srv.Serve(listeners[i])
+		}()
 	}
 	select {
 	case <-ctx.Done():

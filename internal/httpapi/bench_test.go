@@ -2,8 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +106,60 @@ func BenchmarkFixedJSON(b *testing.B) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
 	}), "/", `{"phone_number":"12025550123"}`)
+}
+
+// graphQLBenchQuery is the operation of the GraphQL benchmarks, and of
+// benchmarks/http/run.sh.
+const graphQLBenchQuery = `query($n: String!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: true) { lrn carrier success } }`
+
+// BenchmarkGraphQLLRNPersisted sends the operation as Apollo's automatic
+// persisted queries do once the server knows it: its hash and variables.
+func BenchmarkGraphQLLRNPersisted(b *testing.B) {
+	h := benchHandler(b, true)
+	sum := sha256.Sum256([]byte(graphQLBenchQuery))
+	ext := `"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+	q, _ := json.Marshal(graphQLBenchQuery)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":`+string(q)+`,`+ext+`,"variables":{"n":"12025550123"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "errors") {
+		b.Fatalf("registering the query: %d %s", rec.Code, rec.Body)
+	}
+	benchPost(b, h, "/graphql", `{`+ext+`,"variables":{"n":"12025550123"}}`)
+}
+
+// BenchmarkRESTLRNBulk asks 1,000 of the sample's numbers, with enhanced
+// data, in one request, and reports numbers per second.
+func BenchmarkRESTLRNBulk(b *testing.B) {
+	numbers := sampleNumbers(b)
+	for len(numbers) < MaxBulkNumbers {
+		numbers = append(numbers, numbers...)
+	}
+	body, _ := json.Marshal(map[string]any{"phone_numbers": numbers[:MaxBulkNumbers], "include_enhanced_lrn": true})
+	benchPost(b, benchHandler(b, true), "/api/v1/lrn/bulk", string(body))
+	b.ReportMetric(float64(b.N)*MaxBulkNumbers/b.Elapsed().Seconds(), "numbers/s")
+}
+
+// BenchmarkGraphQLAmplification sends documents built to fail validation
+// many times over; B/op is what one costs the server.
+func BenchmarkGraphQLAmplification(b *testing.B) {
+	for name, q := range map[string]string{"conflicts": amplification(15), "errors": manyErrors(15)} {
+		b.Run(name, func(b *testing.B) {
+			body, _ := json.Marshal(map[string]any{"query": q})
+			benchPost(b, benchHandler(b, false), "/graphql", string(body))
+		})
+	}
+}
+
+// BenchmarkRESTLRNConventions is BenchmarkRESTLRN through Conventions, as
+// lnpdb serve answers: what compression's wrapper, request ids and CORS
+// cost a lookup that is neither compressed nor cross-origin.
+func BenchmarkRESTLRNConventions(b *testing.B) {
+	h, err := Conventions(benchHandler(b, true), ConventionsConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPost(b, h, "/api/v1/lrn", `{"phone_number":"12025550123"}`)
 }

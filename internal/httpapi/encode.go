@@ -3,7 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 	"unicode/utf8"
+
+	"github.com/lnpdb/lnpdb"
 
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -29,7 +32,7 @@ func appendLRN(b []byte, r *lrn.Result) []byte {
 	b = appendString(b, r.PhoneNumber)
 	if !r.ActivatedAt.IsZero() {
 		b = append(b, `,"lrn_activated_at":"`...)
-		b = r.ActivatedAt.AppendWire(b)
+		b = appendWireTime(b, r.ActivatedAt)
 		b = append(b, '"')
 	}
 	if e := &r.Enhanced; !e.IsZero() {
@@ -72,6 +75,25 @@ func appendLRN(b []byte, r *lrn.Result) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// appendWireTime appends t as lnpdb.Time.AppendWire does. A table's times
+// are UTC, which it formats from the date and clock directly: the layout
+// interpretation of time.AppendFormat was a third of a bulk answer's cost.
+func appendWireTime(b []byte, t lnpdb.Time) []byte {
+	if t.Location() != time.UTC {
+		return t.AppendWire(b)
+	}
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	if year < 0 || year > 9999 {
+		return t.AppendWire(b)
+	}
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+	b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':')
+	b = append(b, byte('0'+sec/10), byte('0'+sec%10))
+	return append(b, "+00:00"...)
 }
 
 // appendString appends s as a JSON string. The strings of a table are plain

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +116,20 @@ func TestWriteLRNAllocs(t *testing.T) {
 	w := &discardWriter{h: make(map[string][]string)}
 	writeLRN(w, &r) // the pool's first buffer
 	assert.Zero(t, testing.AllocsPerRun(100, func() { writeLRN(w, &r) }))
+}
+
+func TestAppendWireTimeIsAppendWire(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	east := time.FixedZone("east", 5*3600+30*60)
+	for i := range 20000 {
+		sec := rng.Int64N(300*365*86400) - 100*365*86400
+		tm := lnpdb.Unix(sec)
+		if i%5 == 0 {
+			tm = lnpdb.Time{Time: tm.In(east)}
+		}
+		require.Equal(t, string(tm.AppendWire(nil)), string(appendWireTime(nil, tm)), "%d", sec)
+	}
+	for _, tm := range []lnpdb.Time{lnpdb.Unix(1), {Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, {Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}} {
+		require.Equal(t, string(tm.AppendWire(nil)), string(appendWireTime(nil, tm)))
+	}
 }

@@ -118,6 +118,7 @@ var (
 	hdrNoStore = []string{"no-store"}
 	hdrPost    = []string{"POST"}
 	hdrGet     = []string{"GET, HEAD"}
+	hdrGetPost = []string{"GET, HEAD, POST"}
 	hdrBearer  = []string{`Bearer realm="lnpdb"`}
 )
 
@@ -155,8 +156,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeBuffered writes j's bytes as the JSON body of a response with status
 // and returns j to the pool.
 func writeBuffered(w http.ResponseWriter, status int, j *jsonBuf) {
+	writeBufferedAs(w, status, j, hdrJSON)
+}
+
+// writeBufferedAs is writeBuffered with a Content-Type of its own.
+func writeBufferedAs(w http.ResponseWriter, status int, j *jsonBuf, contentType []string) {
 	h := w.Header()
-	h["Content-Type"] = hdrJSON
+	h["Content-Type"] = contentType
 	h["X-Content-Type-Options"] = hdrNoSniff
 	h["Cache-Control"] = hdrNoStore
 	w.WriteHeader(status)

@@ -71,6 +71,8 @@ func FuzzREST(f *testing.F) {
 	f.Add("POST", "/api/v1/lrn", "application/json", uint8(0), []byte("{\"phone_number\":\"\xff\xfe\"}"))
 	f.Add("POST", "/api/v1/lrn", "application/json", uint8(0), []byte(`[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]`))
 	f.Add("POST", "/graphql", "application/json", uint8(0), []byte(`{"query":"{ lookupLrn(phoneNumber: \"12025550123\") { lrn carrier } }"}`))
+	f.Add("POST", "/api/v1/lrn/bulk", "application/json", uint8(0), []byte(`{"phone_numbers":["12025550123","+1 202 555 0124","x"],"include_enhanced_lrn":true}`))
+	f.Add("POST", "/api/v1/lrn/bulk", "application/json", uint8(0), []byte(`{"phone_numbers":["12025550123",null,5]}`))
 	f.Add("GET", "/api/v1/status", "", uint8(1), []byte(nil))
 	f.Add("GET", "/openapi.json", "", uint8(1), []byte(nil))
 	f.Add("DELETE", "/api/v1//../lrn", "application/json", uint8(4), []byte(`{}`))

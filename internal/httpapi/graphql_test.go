@@ -336,6 +336,7 @@ func TestIntrospection(t *testing.T) {
 		"Query": {
 			"lookupCnam(phoneNumber: String!): CnamResult",
 			"lookupLrn(phoneNumber: String!, includeEnhancedLrn: Boolean, includeMessaging: Boolean): LrnResult",
+			"lookupLrnBulk(phoneNumbers: [String!]!, includeEnhancedLrn: Boolean, includeMessaging: Boolean): [LrnResult!]",
 			"lookupMessagingProvider(phoneNumber: String!): MessagingProviderResult",
 			"lookupTrust(phoneNumber: String!): TrustResult",
 		},

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graph-gophers/graphql-go"
+	"github.com/99designs/gqlgen/graphql/executor"
 
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/internal/live"
@@ -73,13 +73,15 @@ type Handler struct {
 	keys     KeyStore
 	limiter  Limiter
 	limit    int
+	window   time.Duration // the limiter's, when it says
 	accounts Accounts
 	log      *slog.Logger
 	access   bool
 	metrics  *Metrics
 	now      func() time.Time
 	live     func() live.Status
-	schema   *graphql.Schema
+	gql      *executor.Executor
+	inflight inflight
 	mux      *http.ServeMux
 }
 
@@ -107,6 +109,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.limiter == nil {
 		h.limiter = NewMemoryLimiter(DefaultWindow, nil)
 	}
+	if l, ok := h.limiter.(windowed); ok {
+		h.window = l.Window()
+	}
 	if h.limit <= 0 {
 		h.limit = DefaultLimit
 	}
@@ -116,10 +121,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	var err error
-	if h.schema, err = h.newSchema(); err != nil {
-		return nil, err
-	}
+	h.gql = h.newGraphQL()
 
 	for _, rt := range []struct {
 		path string
@@ -129,11 +131,15 @@ func New(cfg Config) (*Handler, error) {
 		{"/api/v1/cnam", h.restCNAM},
 		{"/api/v1/messaging", h.restMessaging},
 		{"/api/v1/trust", h.restTrust},
-		{"/graphql", h.graphql},
+		{"/api/v1/lrn/bulk", h.restLRNBulk},
 	} {
 		h.mux.Handle("POST "+rt.path, &route{rt.path, rt.fn})
 		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
 	}
+	// GraphQL over HTTP: queries may also come as GET.
+	h.mux.Handle("POST /graphql", &route{"/graphql", h.graphql})
+	h.mux.Handle("GET /graphql", &route{"/graphql", h.graphql})
+	h.mux.Handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowed)})
 	gets := []struct {
 		path string
 		fn   func(*recorder, *http.Request)
@@ -267,6 +273,9 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 			slog.Int("bytes", rec.bytes),
 			slog.String("key", rec.keyID),
 			slog.String("remote", r.RemoteAddr))
+		if id := r.Header["X-Request-Id"]; len(id) > 0 {
+			lr.AddAttrs(slog.String("request_id", clip(id[0])))
+		}
 		_ = h.log.Handler().Handle(r.Context(), lr) // a log that fails is not the client's problem
 	}
 }

@@ -24,14 +24,16 @@ type Decision struct {
 	Reset time.Duration
 }
 
-// Limiter counts requests per key. The in-memory [MemoryLimiter] serves one
+// Limiter counts lookups per key. The in-memory [MemoryLimiter] serves one
 // process; an implementation over Redis or PostgreSQL shares the counts
 // between nodes.
 type Limiter interface {
-	// Allow counts one request of keyID, whose budget is limit requests per
-	// window, and says whether it may proceed. An error means the limiter
-	// could not decide; the handler then lets the request through.
-	Allow(ctx context.Context, keyID string, limit int) (Decision, error)
+	// AllowN counts the n lookups of one request of keyID, whose budget is
+	// limit lookups per window, and says whether the request may proceed.
+	// A request whose n exceeds what is left is refused whole and counts
+	// nothing. An error means the limiter could not decide; the handler
+	// then lets the request through.
+	AllowN(ctx context.Context, keyID string, limit, n int) (Decision, error)
 }
 
 const limiterShards = 32
@@ -78,9 +80,19 @@ func NewMemoryLimiter(length time.Duration, now func() time.Time) *MemoryLimiter
 	return l
 }
 
-// Allow implements [Limiter]. It never fails. A limit below 1 allows
-// nothing.
-func (l *MemoryLimiter) Allow(_ context.Context, keyID string, limit int) (Decision, error) {
+// Window returns the length of a window, which the RateLimit-Policy header
+// states.
+func (l *MemoryLimiter) Window() time.Duration { return l.window }
+
+// Allow counts one lookup: AllowN with n = 1.
+func (l *MemoryLimiter) Allow(ctx context.Context, keyID string, limit int) (Decision, error) {
+	return l.AllowN(ctx, keyID, limit, 1)
+}
+
+// AllowN implements [Limiter]. It never fails. A limit below 1 allows
+// nothing; n below 1 counts as 1.
+func (l *MemoryLimiter) AllowN(_ context.Context, keyID string, limit, n int) (Decision, error) {
+	n = max(n, 1)
 	now := l.now()
 	s := &l.shards[maphash.String(l.seed, keyID)%limiterShards]
 	s.mu.Lock()
@@ -91,9 +103,9 @@ func (l *MemoryLimiter) Allow(_ context.Context, keyID string, limit int) (Decis
 			s.sweep(now, l.window)
 		}
 	}
-	allowed := w.n < limit
+	allowed := w.n+n <= limit
 	if allowed {
-		w.n++
+		w.n += n
 	}
 	s.m[keyID] = w
 	s.mu.Unlock()

@@ -78,7 +78,7 @@ func TestRateLimitDefault(t *testing.T) {
 
 type failingLimiter struct{}
 
-func (failingLimiter) Allow(context.Context, string, int) (Decision, error) {
+func (failingLimiter) AllowN(context.Context, string, int, int) (Decision, error) {
 	return Decision{}, fmt.Errorf("redis: connection refused")
 }
 

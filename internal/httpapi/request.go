@@ -45,6 +45,16 @@ func decodeBody(w *recorder, r *http.Request, v any) *apiError {
 	if decodeFast(buf.Bytes(), v) {
 		return nil
 	}
+	switch req := v.(type) {
+	case *graphqlRequest:
+		if decodeGraphQLFast(buf.Bytes(), req) {
+			return nil
+		}
+	case *bulkRequest:
+		if decodeBulkFast(buf.Bytes(), req) {
+			return nil
+		}
+	}
 	if err := json.Unmarshal(buf.Bytes(), v); err != nil {
 		return jsonError(err)
 	}
@@ -118,10 +128,20 @@ func bearer(auth string) (string, bool) {
 	return tok, tok != ""
 }
 
-// authorize authenticates the request's key and counts it against the key's
-// rate limit, setting the X-RateLimit headers. When it returns false it has
-// written the response.
+// authorize authenticates the request's key and counts one lookup against
+// the key's rate limit, setting the rate-limit headers. When it returns false
+// it has written the response.
 func (h *Handler) authorize(w *recorder, r *http.Request) (Key, bool) {
+	key, ok := h.authenticate(w, r)
+	if !ok {
+		return key, false
+	}
+	return key, h.allow(w, r, key, 1)
+}
+
+// authenticate finds the request's key. When it returns false it has written
+// the response.
+func (h *Handler) authenticate(w *recorder, r *http.Request) (Key, bool) {
 	tok, ok := bearer(r.Header.Get("Authorization"))
 	if !ok {
 		w.Header()["Www-Authenticate"] = hdrBearer
@@ -136,11 +156,19 @@ func (h *Handler) authorize(w *recorder, r *http.Request) (Key, bool) {
 	}
 	key.fill()
 	w.keyID = key.ID()
+	return key, true
+}
+
+// allow counts n lookups of key against its rate limit and sets the
+// rate-limit headers. A request whose n lookups exceed what is left is
+// refused whole, none of them counted: allow then writes the 429 and
+// returns false.
+func (h *Handler) allow(w *recorder, r *http.Request, key Key, n int) bool {
 	limit := key.Limit
 	if limit <= 0 {
 		limit = h.limit
 	}
-	d, err := h.limiter.Allow(r.Context(), key.hexHash, limit)
+	d, err := h.limiter.AllowN(r.Context(), key.hexHash, limit, n)
 	if err != nil {
 		// Fail open: a routing lookup matters more than an exact count.
 		h.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter failed; request let through",
@@ -148,15 +176,21 @@ func (h *Handler) authorize(w *recorder, r *http.Request) (Key, bool) {
 		if h.metrics != nil {
 			h.metrics.limiterErrors.Inc()
 		}
-		return key, true
+		return true
 	}
-	hd := w.Header()
-	hd["X-Ratelimit-Limit"] = intValue(d.Limit)
-	hd["X-Ratelimit-Remaining"] = intValue(d.Remaining)
-	hd["X-Ratelimit-Reset"] = intValue(ceilSeconds(d.Reset))
+	setRateLimitHeaders(w.Header(), d, h.window)
 	if !d.Allowed {
 		writeRateLimited(w, d)
-		return key, false
+		return false
 	}
-	return key, true
+	return true
+}
+
+// refuse answers e to an authenticated request that makes no lookup; it
+// still counts as one against the key's limit, so that failing requests
+// are not free.
+func (h *Handler) refuse(w *recorder, r *http.Request, key Key, e *apiError) {
+	if h.allow(w, r, key, 1) {
+		writeError(w, e)
+	}
 }

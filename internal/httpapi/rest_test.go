@@ -294,7 +294,7 @@ func TestRESTErrors(t *testing.T) {
 		{"unclean path", "POST", "/api/v1//lrn", jsonKey, `{"phone_number":"12025550123"}`, 404, CodeNotFound},
 		{"dot path", "POST", "/api/v1/x/../lrn", jsonKey, `{"phone_number":"12025550123"}`, 404, CodeNotFound},
 		{"POST status", "POST", "/api/v1/status", jsonKey, `{}`, 405, CodeMethodNotAllowed},
-		{"GET graphql", "GET", "/graphql?query={__typename}", jsonKey, ``, 405, CodeMethodNotAllowed},
+		{"PATCH graphql", "PATCH", "/graphql?query={__typename}", jsonKey, ``, 405, CodeMethodNotAllowed},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t, s) })
 	}

@@ -25,7 +25,7 @@ type tableStatus struct {
 
 // status answers GET /api/v1/status, without a key: the loaded table's
 // version, build time and counts, or 503 UNAVAILABLE without one.
-func (h *Handler) status(w *recorder, _ *http.Request) {
+func (h *Handler) status(w *recorder, r *http.Request) {
 	db := h.tables.DB()
 	if db == nil {
 		writeError(w, errUnavailable)
@@ -48,7 +48,7 @@ func (h *Handler) status(w *recorder, _ *http.Request) {
 		st := h.live()
 		body.Live = &st
 	}
-	writeJSON(w, http.StatusOK, &body)
+	serveStatus(w, r, &body)
 }
 
 //go:embed openapi.json
@@ -57,11 +57,3 @@ var openAPI []byte
 // OpenAPI returns the OpenAPI 3 document of the REST API, as GET
 // /openapi.json serves it.
 func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
-
-func serveOpenAPI(w *recorder, _ *http.Request) {
-	h := w.Header()
-	h["Content-Type"] = hdrJSON
-	h["X-Content-Type-Options"] = hdrNoSniff
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(openAPI)
-}

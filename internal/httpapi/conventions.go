@@ -1,0 +1,130 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzip"
+)
+
+// ConventionsConfig configures [Conventions].
+type ConventionsConfig struct {
+	// CORSOrigins are the origins whose browsers may call the API ("*" for
+	// any); none (the default) sends no CORS headers and answers OPTIONS
+	// like any other unknown method.
+	CORSOrigins []string
+}
+
+// Conventions wraps the API's handler (the lookups, and the admin API when
+// served beside them) with what HTTP clients rely on and the lookups need
+// not know:
+//
+//   - responses compressed with gzip or zstd when the client asks
+//     (Accept-Encoding) and the body is worth it, by gzhttp; request bodies
+//     sent with Content-Encoding: gzip (bulk lookups, admin feeds) read
+//     decompressed, the size limits applying to what they decompress to;
+//     any other Content-Encoding is answered 415;
+//   - X-Request-ID: the client's (printable ASCII, at most 128 bytes) or a
+//     new one, set on the request for the access log and echoed in the
+//     response;
+//   - CORS for the configured origins: preflights answered 204, the
+//     rate-limit and request-id headers exposed.
+func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error) {
+	// The fastest level: JSON compresses well at any level, and a bulk
+	// answer of 300 KB at the default level costs more than its lookups.
+	gz, err := gzhttp.NewWrapper(gzhttp.AllowCompressedRequests(true), gzhttp.MinSize(gzhttp.DefaultMinSize),
+		gzhttp.CompressionLevel(gzip.BestSpeed))
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: gzip: %w", err)
+	}
+	c := &conventions{next: gz(next), origins: cfg.CORSOrigins}
+	c.anyOrigin = slices.Contains(cfg.CORSOrigins, "*")
+	return c, nil
+}
+
+type conventions struct {
+	next      http.Handler
+	origins   []string
+	anyOrigin bool
+}
+
+// Request ids this process makes: a random prefix and a counter, unique
+// without a system call per request.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+	requestIDs atomic.Uint64
+)
+
+const maxRequestID = 128
+
+var (
+	errContentEncoding = &apiError{http.StatusUnsupportedMediaType, errorBody{
+		"Unsupported media type", CodeInvalidRequest,
+		"Content-Encoding must be gzip or identity"}}
+	hdrCORSMethods = []string{"GET, HEAD, POST, OPTIONS"}
+	hdrCORSHeaders = []string{"Authorization, Content-Type, Content-Encoding, X-Request-ID"}
+	hdrCORSExpose  = []string{"X-Request-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After"}
+	hdrCORSMaxAge  = []string{"600"}
+	hdrVaryOrigin  = "Origin"
+)
+
+func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = requestIDPrefix + strconv.FormatUint(requestIDs.Add(1), 36)
+		r.Header["X-Request-Id"] = []string{id}
+	}
+	hd := w.Header()
+	hd["X-Request-Id"] = r.Header["X-Request-Id"]
+
+	if len(c.origins) > 0 {
+		if origin := r.Header.Get("Origin"); origin != "" {
+			hd.Add("Vary", hdrVaryOrigin)
+			if c.anyOrigin || slices.Contains(c.origins, origin) {
+				if c.anyOrigin {
+					hd["Access-Control-Allow-Origin"] = []string{"*"}
+				} else {
+					hd["Access-Control-Allow-Origin"] = []string{origin}
+				}
+				hd["Access-Control-Expose-Headers"] = hdrCORSExpose
+				if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+					hd["Access-Control-Allow-Methods"] = hdrCORSMethods
+					hd["Access-Control-Allow-Headers"] = hdrCORSHeaders
+					hd["Access-Control-Max-Age"] = hdrCORSMaxAge
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+			}
+		}
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "gzip") && !strings.EqualFold(ce, "identity") {
+		writeError(w, errContentEncoding)
+		return
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+// validRequestID reports whether a client's X-Request-ID may be used as it
+// is: it reaches logs and response headers.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

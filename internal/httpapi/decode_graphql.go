@@ -1,0 +1,215 @@
+package httpapi
+
+// decodeGraphQLFast reads the usual GraphQL request body — query and
+// operationName without escapes, variables of strings, booleans and nulls,
+// and Apollo's persistedQuery extension — without reflection, and reports
+// whether it could. Like decodeFast it accepts only what encoding/json
+// decodes to the same values (FuzzDecodeGraphQLFast holds it to that); for
+// anything else the caller decodes with encoding/json.
+func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
+	d := fastDecoder{b: data}
+	if !d.members(func(key []byte) bool {
+		switch string(key) {
+		case "query":
+			s, ok := d.str()
+			if ok {
+				q := string(s)
+				req.Query = &q
+			}
+			return ok
+		case "operationName":
+			if d.null() {
+				req.OperationName = nil
+				return true
+			}
+			s, ok := d.str()
+			if ok {
+				op := string(s)
+				req.OperationName = &op
+			}
+			return ok
+		case "variables":
+			if d.null() {
+				req.Variables = nil
+				return true
+			}
+			vars := map[string]any{}
+			ok := d.members(func(name []byte) bool {
+				v, ok := d.scalar()
+				vars[string(name)] = v
+				return ok
+			})
+			if ok {
+				// encoding/json merges into a map it already holds.
+				if req.Variables == nil {
+					req.Variables = vars
+				} else {
+					for k, v := range vars {
+						req.Variables[k] = v
+					}
+				}
+			}
+			return ok
+		case "extensions":
+			if d.null() || req.Extensions != nil {
+				return false // null, or a second extensions object: rare, encoding/json's
+			}
+			var pq map[string]any
+			ok := d.members(func(name []byte) bool {
+				if string(name) != "persistedQuery" || pq != nil {
+					return false
+				}
+				pq = map[string]any{}
+				return d.members(func(field []byte) bool {
+					switch string(field) {
+					case "version":
+						if d.byte('1') && !d.digitNext() {
+							pq["version"] = float64(1)
+							return true
+						}
+						return false
+					case "sha256Hash":
+						s, ok := d.str()
+						pq["sha256Hash"] = string(s)
+						return ok
+					}
+					return false
+				})
+			})
+			if ok {
+				req.Extensions = map[string]any{}
+				if pq != nil {
+					req.Extensions["persistedQuery"] = pq
+				}
+			}
+			return ok
+		}
+		return false
+	}) {
+		*req = graphqlRequest{} // for encoding/json to decode afresh
+		return false
+	}
+	return true
+}
+
+// members reads a JSON object, calling member for each name with the
+// decoder at its value, and reports whether the object was read to its end
+// with only white space after it when it is the whole input, or its
+// closing brace otherwise.
+func (d *fastDecoder) members(member func(name []byte) bool) bool {
+	top := d.i == 0
+	d.space()
+	if !d.byte('{') {
+		return false
+	}
+	d.space()
+	if d.byte('}') {
+		return !top || d.end()
+	}
+	for {
+		name, ok := d.str()
+		if !ok {
+			return false
+		}
+		d.space()
+		if !d.byte(':') {
+			return false
+		}
+		d.space()
+		if !member(name) {
+			return false
+		}
+		d.space()
+		if d.byte('}') {
+			return !top || d.end()
+		}
+		if !d.byte(',') {
+			return false
+		}
+		d.space()
+	}
+}
+
+// null reads a JSON null.
+func (d *fastDecoder) null() bool {
+	if len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// scalar reads a string, a boolean or null, as encoding/json decodes them
+// into an interface.
+func (d *fastDecoder) scalar() (any, bool) {
+	if d.null() {
+		return nil, true
+	}
+	if d.i < len(d.b) && d.b[d.i] == '"' {
+		s, ok := d.str()
+		return string(s), ok
+	}
+	return d.bool()
+}
+
+// digitNext reports whether a digit follows: "1" must not be the start of
+// "10".
+func (d *fastDecoder) digitNext() bool {
+	return d.i < len(d.b) && (d.b[d.i] >= '0' && d.b[d.i] <= '9' || d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E')
+}
+
+// decodeBulkFast reads the usual bulk request body — phone_numbers an
+// array of strings without escapes, the two flags booleans — without
+// reflection, into req.numbers, which all slice one copy of data. Like
+// decodeFast it accepts only what encoding/json decodes to the same values
+// (FuzzDecodeBulkFast holds it to that).
+func decodeBulkFast(data []byte, req *bulkRequest) bool {
+	d := fastDecoder{b: data}
+	var text string // data as a string, made once the first number is seen
+	ok := d.members(func(key []byte) bool {
+		switch string(key) {
+		case "phone_numbers":
+			if !d.byte('[') {
+				return false
+			}
+			nums := req.numbers[:0]
+			d.space()
+			if !d.byte(']') {
+				for {
+					start := d.i + 1
+					s, ok := d.str()
+					if !ok {
+						return false
+					}
+					if text == "" {
+						text = string(data)
+					}
+					nums = append(nums, text[start:start+len(s)])
+					d.space()
+					if d.byte(']') {
+						break
+					}
+					if !d.byte(',') {
+						return false
+					}
+					d.space()
+				}
+			}
+			req.numbers, req.fastNumbers = nums, true
+			return true
+		case "include_enhanced_lrn":
+			v, ok := d.bool()
+			req.IncludeEnhancedLRN = v
+			return ok
+		case "messaging_lookup":
+			v, ok := d.bool()
+			req.MessagingLookup = v
+			return ok
+		}
+		return false
+	})
+	if !ok {
+		*req = bulkRequest{numbers: req.numbers[:0]}
+	}
+	return ok
+}

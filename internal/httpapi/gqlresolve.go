@@ -1,0 +1,238 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/httpapi/graph"
+	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/lnpdb/lnpdb/messaging"
+	"github.com/lnpdb/lnpdb/trust"
+)
+
+// gqlResolver resolves the schema's Query type (graph.ResolverRoot and
+// graph.QueryResolver) with the handler's tables and accounts.
+type gqlResolver struct{ h *Handler }
+
+func (q *gqlResolver) Query() graph.QueryResolver { return q }
+
+// start counts a single lookup against the request's budget.
+func (q *gqlResolver) start(ctx context.Context) (*gqlState, error) {
+	st, _ := ctx.Value(gqlStateKey{}).(*gqlState)
+	if st == nil {
+		return nil, errors.New("no request state")
+	}
+	if st.lookups.Add(1) > MaxGraphQLLookups {
+		return nil, errTooManyLookups
+	}
+	return st, nil
+}
+
+// outcome charges an answered lookup and returns the failure text of an
+// unanswered one, or nil.
+func (q *gqlResolver) outcome(ctx context.Context, st *gqlState, kind string, err error) *apiError {
+	if err == nil {
+		err = q.h.charge(ctx, st.key, kind)
+	}
+	return q.h.lookupError(ctx, kind, err)
+}
+
+// canonical returns number's canonical form, or nil when it is no number:
+// what phoneNumber echoes when a lookup fails.
+func canonical(number string) *string {
+	n, _, err := nanp.Parse(number)
+	if err != nil {
+		return nil
+	}
+	s := n.String()
+	return &s
+}
+
+// selectsCarrier reports whether the field being resolved selects carrier,
+// which the simple form takes from the enhanced data.
+func selectsCarrier(ctx context.Context) bool {
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		if f.Name == "carrier" {
+			return true
+		}
+	}
+	return false
+}
+
+// LookupLrn resolves Query.lookupLrn.
+func (q *gqlResolver) LookupLrn(ctx context.Context, phoneNumber string, includeEnhanced, includeMessaging *bool) (*graph.LrnResult, error) {
+	st, err := q.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	enhanced, withMessaging := isTrue(includeEnhanced), isTrue(includeMessaging)
+	opt := lrn.Options{Enhanced: enhanced || selectsCarrier(ctx), Messaging: withMessaging}
+	var res lrn.Result
+	err = lnpdb.ErrClosed // a table swapped out since the request began
+	if db := q.h.tables.DB(); db != nil {
+		res, err = lrn.Lookup(db, phoneNumber, opt)
+	}
+	box := &lrnBox{}
+	box.set(res, phoneNumber, enhanced, withMessaging, q.outcome(ctx, st, kindLRN, err))
+	return &box.out, nil
+}
+
+// LookupLrnBulk resolves Query.lookupLrnBulk with lrn.LookupMany.
+func (q *gqlResolver) LookupLrnBulk(ctx context.Context, phoneNumbers []string, includeEnhanced, includeMessaging *bool) ([]graph.LrnResult, error) {
+	st, _ := ctx.Value(gqlStateKey{}).(*gqlState)
+	if st == nil {
+		return nil, errors.New("no request state")
+	}
+	if len(phoneNumbers) == 0 {
+		return nil, errNoNumbers
+	}
+	if int(st.bulkNumbers.Add(int32(min(len(phoneNumbers), MaxBulkNumbers+1)))) > MaxBulkNumbers {
+		return nil, errTooManyNumbers
+	}
+	enhanced, withMessaging := isTrue(includeEnhanced), isTrue(includeMessaging)
+	opt := lrn.Options{Enhanced: enhanced || selectsCarrier(ctx), Messaging: withMessaging}
+	answers := make([]lrn.Answer, 0, len(phoneNumbers))
+	if db := q.h.tables.DB(); db != nil {
+		answers = lrn.LookupMany(db, phoneNumbers, opt, answers)
+	} else {
+		for range phoneNumbers {
+			answers = append(answers, lrn.Answer{Err: lnpdb.ErrClosed})
+		}
+	}
+	boxes := make([]lrnBox, len(answers))
+	out := make([]graph.LrnResult, len(answers))
+	for i := range answers {
+		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcome(ctx, st, kindLRN, answers[i].Err))
+		out[i] = boxes[i].out
+	}
+	return out, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// lrnBox holds an LRN answer and its GraphQL form, which points into it:
+// one allocation per answer.
+type lrnBox struct {
+	res       lrn.Result
+	activated string
+	enhanced  graph.EnhancedLrnData
+	messaging graph.MessagingData
+	out       graph.LrnResult
+}
+
+func (b *lrnBox) set(res lrn.Result, number string, enhanced, withMessaging bool, fail *apiError) {
+	b.res = res
+	o := &b.out
+	if fail != nil {
+		*o = graph.LrnResult{PhoneNumber: canonical(number), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}
+		return
+	}
+	r := &b.res
+	*o = graph.LrnResult{
+		PhoneNumber: optional(r.PhoneNumber),
+		Lrn:         &r.LRN,
+		Carrier:     &r.Enhanced.Carrier,
+		Success:     true,
+	}
+	if !r.ActivatedAt.IsZero() {
+		b.activated = r.ActivatedAt.String()
+		o.LrnActivatedAt = &b.activated
+	}
+	if enhanced {
+		e := &r.Enhanced
+		b.enhanced = graph.EnhancedLrnData{
+			Carrier: e.Carrier, CarrierType: e.CarrierType, City: e.City, ZipCode: e.ZIPCode, County: e.County,
+			Timezone: e.Timezone, State: e.State, RateCenter: e.RateCenter, Lata: e.LATA, Ocn: e.OCN,
+		}
+		o.EnhancedLrnData = &b.enhanced
+	}
+	if withMessaging {
+		m := &r.Messaging
+		b.messaging = graph.MessagingData{Provider: m.Provider, Enabled: m.Enabled, Country: m.Country, CountryCode: m.CountryCode, ReferenceID: m.ReferenceID}
+		o.Messaging = &b.messaging
+	}
+}
+
+// LookupCnam resolves Query.lookupCnam.
+func (q *gqlResolver) LookupCnam(ctx context.Context, phoneNumber string) (*graph.CnamResult, error) {
+	st, err := q.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res cnam.Result
+	err = lnpdb.ErrClosed
+	if db := q.h.tables.DB(); db != nil {
+		res, err = cnam.Lookup(db, phoneNumber)
+	}
+	if fail := q.outcome(ctx, st, kindCNAM, err); fail != nil {
+		return &graph.CnamResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
+	}
+	return &graph.CnamResult{PhoneNumber: &res.PhoneNumber, Cnam: &res.CNAM, Success: true}, nil
+}
+
+// LookupMessagingProvider resolves Query.lookupMessagingProvider.
+func (q *gqlResolver) LookupMessagingProvider(ctx context.Context, phoneNumber string) (*graph.MessagingProviderResult, error) {
+	st, err := q.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res messaging.Result
+	err = lnpdb.ErrClosed
+	if db := q.h.tables.DB(); db != nil {
+		res, err = messaging.Lookup(db, phoneNumber)
+	}
+	if fail := q.outcome(ctx, st, kindMessaging, err); fail != nil {
+		return &graph.MessagingProviderResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
+	}
+	return &graph.MessagingProviderResult{
+		PhoneNumber:          &res.PhoneNumber,
+		MessagingProvider:    &res.Provider,
+		MessagingEnabled:     &res.Enabled,
+		MessagingCountry:     &res.Country,
+		MessagingCountryCode: &res.CountryCode,
+		ReferenceID:          &res.ReferenceID,
+		Success:              true,
+	}, nil
+}
+
+// LookupTrust resolves Query.lookupTrust.
+func (q *gqlResolver) LookupTrust(ctx context.Context, phoneNumber string) (*graph.TrustResult, error) {
+	st, err := q.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res trust.Result
+	err = lnpdb.ErrClosed
+	if db := q.h.tables.DB(); db != nil {
+		res, err = trust.Lookup(db, phoneNumber, trust.Options{Now: q.h.now()})
+	}
+	if fail := q.outcome(ctx, st, kindTrust, err); fail != nil {
+		return &graph.TrustResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
+	}
+	score := res.Score
+	complaints := int(min(res.Complaints, 1<<31-1))
+	return &graph.TrustResult{
+		PhoneNumber:    &res.PhoneNumber,
+		TrustScore:     &score,
+		TrustLevel:     &res.Level,
+		SpamType:       &res.SpamType,
+		ComplaintCount: &complaints,
+		FirstReported:  optional(res.FirstReported.String()),
+		LastReported:   optional(res.LastReported.String()),
+		Reasons:        res.Reasons,
+		Success:        true,
+	}, nil
+}
+
+// optional returns nil for "", else a pointer to s.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

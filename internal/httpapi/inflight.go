@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Per-key concurrency of GraphQL and bulk requests, whose answers are the
+// large ones: one key must not take the server's memory. A request beyond
+// MaxInFlightPerKey waits for a place, at most inFlightWait, and is then
+// answered 429; a waiting request holds only its decoded body.
+const (
+	MaxInFlightPerKey = 32
+	inFlightWait      = time.Second
+)
+
+// inflight bounds the running requests of each key.
+type inflight struct {
+	mu   sync.Mutex
+	m    map[string]*keySlots
+	wait time.Duration // inFlightWait when 0
+}
+
+// keySlots is one key's semaphore, kept while some request of the key
+// holds or awaits a place.
+type keySlots struct {
+	slots chan struct{}
+	users int
+}
+
+var errTooManyInFlight = &apiError{http.StatusTooManyRequests, errorBody{
+	"Too many concurrent requests", CodeRateLimitExceeded,
+	"This API key has too many GraphQL or bulk requests running; wait for one to finish"}}
+
+// acquire takes a place for a request of key, waiting for one while the
+// key has MaxInFlightPerKey running, or answers 429 (with Retry-After: 1)
+// when none frees in time or the request is canceled. The caller calls
+// release when the request is done.
+func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key Key) (release func(), ok bool) {
+	id := key.hexHash
+	f.mu.Lock()
+	if f.m == nil {
+		f.m = make(map[string]*keySlots)
+	}
+	ks := f.m[id]
+	if ks == nil {
+		ks = &keySlots{slots: make(chan struct{}, MaxInFlightPerKey)}
+		f.m[id] = ks
+	}
+	ks.users++
+	f.mu.Unlock()
+	done := func() {
+		f.mu.Lock()
+		if ks.users--; ks.users == 0 {
+			delete(f.m, id)
+		}
+		f.mu.Unlock()
+	}
+
+	select {
+	case ks.slots <- struct{}{}:
+	default:
+		wait := f.wait
+		if wait == 0 {
+			wait = inFlightWait
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case ks.slots <- struct{}{}:
+		case <-t.C:
+			done()
+			w.Header()["Retry-After"] = intValue(1)
+			writeError(w, errTooManyInFlight)
+			return nil, false
+		case <-r.Context().Done():
+			done()
+			writeError(w, errTooManyInFlight)
+			return nil, false
+		}
+	}
+	return func() {
+		<-ks.slots
+		done()
+	}, true
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// windowed is a Limiter that says how long its windows are.
+type windowed interface{ Window() time.Duration }
+
+// setRateLimitHeaders sets the X-RateLimit-* headers of the contract and,
+// beside them, the IETF RateLimit and RateLimit-Policy fields
+// (draft-ietf-httpapi-ratelimit-headers): one policy, "default", of q
+// lookups per w seconds, with r left and t seconds to its reset.
+// window is the limiter's window length, 0 when it does not say.
+func setRateLimitHeaders(hd http.Header, d Decision, window time.Duration) {
+	reset := ceilSeconds(d.Reset)
+	hd["X-Ratelimit-Limit"] = intValue(d.Limit)
+	hd["X-Ratelimit-Remaining"] = intValue(d.Remaining)
+	hd["X-Ratelimit-Reset"] = intValue(reset)
+	var buf [64]byte
+	b := append(buf[:0], `"default";r=`...)
+	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(reset), 10)
+	hd["Ratelimit"] = []string{string(b)}
+	hd["Ratelimit-Policy"] = policyValue(d, window)
+}
+
+// lastPolicy is the RateLimit-Policy value built last: most requests come
+// with the same limit and window as the one before.
+var lastPolicy atomic.Pointer[policy]
+
+type policy struct {
+	limit  int
+	window time.Duration
+	value  []string
+}
+
+// policyValue returns the RateLimit-Policy value of d, built once for the
+// default limit and window, and reused while the limit stays the same.
+func policyValue(d Decision, window time.Duration) []string {
+	w := int(window.Seconds())
+	if w == 60 && d.Limit == DefaultLimit {
+		return hdrDefaultPolicy
+	}
+	if p := lastPolicy.Load(); p != nil && p.limit == d.Limit && p.window == window {
+		return p.value
+	}
+	v := buildPolicy(d, w)
+	lastPolicy.Store(&policy{d.Limit, window, v})
+	return v
+}
+
+func buildPolicy(d Decision, w int) []string {
+	b := append([]byte(nil), `"default";q=`...)
+	b = strconv.AppendInt(b, int64(d.Limit), 10)
+	if w > 0 {
+		b = append(b, ";w="...)
+		b = strconv.AppendInt(b, int64(w), 10)
+	}
+	return []string{string(b)}
+}
+
+var hdrDefaultPolicy = []string{`"default";q=` + strconv.Itoa(DefaultLimit) + `;w=60`}
