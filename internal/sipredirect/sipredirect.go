@@ -1,0 +1,337 @@
+// Package sipredirect owns lnpdb's SIP redirect front end: a redirect server
+// (RFC 3261 §8.3) that answers an INVITE for a number with a 302 whose
+// Contact carries the number portability dip's result in RFC 4694 form,
+// served over UDP and TCP with github.com/emiago/sipgo from the live table.
+//
+// A request URI sip:+12025550123@host (or sip:12025550123@…, sip:2025550123@…,
+// tel:+12025550123) is answered
+//
+//	302 Moved Temporarily
+//	Contact: <sip:+12025550123;npdi=yes;rn=+12025550000@host>
+//
+// keeping the request URI's user, host and parameters and adding npdi=yes
+// and, when the number is ported or pooled to another switch (its LRN
+// differs from the number), rn=+1LRN. A request URI that already carries
+// npdi was dipped before: it is redirected to itself without a second dip
+// (RFC 4694 §4). A vacant number is answered 404, something that is not a
+// NANP number 484 with a Reason header saying why, and a dip that cannot be
+// done (no table, a damaged one) 503. OPTIONS for a number is answered
+// like an INVITE; OPTIONS without one (a health probe) 200.
+//
+// An allow-list of source networks, when set, answers 403 to everyone else.
+// The server reads the table through [Tables] on every request, so it
+// follows reloads and live updates.
+package sipredirect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/lrn"
+)
+
+// DefaultPort is SIP's port.
+const DefaultPort = 5060
+
+// Tables gives the server the table to answer from; DB returns nil when
+// none is loaded.
+type Tables interface {
+	DB() *format.DB
+}
+
+// Config configures a Server.
+type Config struct {
+	Tables Tables
+	// Allow lists the source networks served; empty: every source.
+	Allow   []netip.Prefix
+	Metrics *dipstat.Metrics // nil: no metrics
+	Logger  *slog.Logger     // nil: no logs
+}
+
+// Server is the redirect server.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	ua  *sipgo.UserAgent
+	srv *sipgo.Server
+
+	mu        sync.Mutex
+	closed    bool
+	listeners []interface{ Close() error }
+	inflight  sync.WaitGroup
+}
+
+// New returns a Server; cfg.Tables is required.
+func New(cfg Config) (*Server, error) {
+	if cfg.Tables == nil {
+		return nil, errors.New("sipredirect: Config.Tables is required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// sipgo logs through its own logger at Debug and Error levels; ours
+	// takes its warnings and errors.
+	libLog := slog.New(levelFilter{log.Handler(), slog.LevelWarn})
+	ua, err := sipgo.NewUA(
+		sipgo.WithUserAgent("lnpdb"),
+		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(libLog)),
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(libLog)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("sipredirect: %w", err)
+	}
+	srv, err := sipgo.NewServer(ua, sipgo.WithServerLogger(libLog))
+	if err != nil {
+		ua.Close()
+		return nil, fmt.Errorf("sipredirect: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, ua: ua, srv: srv}
+	handle := func(req *sip.Request, tx sip.ServerTransaction) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		if err := tx.Respond(s.Respond(req)); err != nil {
+			s.log.Debug("sipredirect: response not sent", "to", req.Source(), "err", err)
+		}
+	}
+	srv.OnInvite(handle)
+	srv.OnOptions(handle)
+	srv.OnNoRoute(handle)
+	srv.OnAck(func(*sip.Request, sip.ServerTransaction) {}) // ACKs are never answered
+	return s, nil
+}
+
+// ServeUDP answers requests arriving on pc until Shutdown.
+func (s *Server) ServeUDP(pc net.PacketConn) error {
+	if err := s.track(pc); err != nil {
+		return err
+	}
+	return s.served(s.srv.ServeUDP(pc))
+}
+
+// ServeTCP answers requests on connections accepted from l until Shutdown.
+func (s *Server) ServeTCP(l net.Listener) error {
+	if err := s.track(l); err != nil {
+		return err
+	}
+	return s.served(s.srv.ServeTCP(l))
+}
+
+// ErrServerClosed is returned by the Serve methods after Shutdown.
+var ErrServerClosed = errors.New("sipredirect: server closed")
+
+func (s *Server) track(l interface{ Close() error }) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners = append(s.listeners, l)
+	return nil
+}
+
+func (s *Server) served(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// Shutdown stops reading requests, waits for the ones being answered (or
+// for ctx to end), then closes the transaction and transport layers.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if cerr := s.ua.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
+		err = cerr
+	}
+	return err
+}
+
+// Respond returns the response to req: the whole protocol handling of the
+// server, without the transport (exported for tests and fuzzing).
+func (s *Server) Respond(req *sip.Request) *sip.Response {
+	start := time.Now()
+	m := s.cfg.Metrics
+	m.Request()
+	if !s.allowed(req.Source()) {
+		m.Answer(dipstat.Refused, start)
+		return sip.NewResponseFromRequest(req, 403, "Forbidden", nil)
+	}
+	switch req.Method {
+	case sip.INVITE, sip.OPTIONS:
+	case sip.CANCEL:
+		// The INVITE was answered at once: nothing is left to cancel.
+		m.Answer(dipstat.Refused, start)
+		return sip.NewResponseFromRequest(req, 481, "Call/Transaction Does Not Exist", nil)
+	default:
+		m.Answer(dipstat.Refused, start)
+		res := sip.NewResponseFromRequest(req, 405, "Method Not Allowed", nil)
+		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
+		return res
+	}
+	user, params, ok := target(&req.Recipient)
+	if !ok && req.Method == sip.OPTIONS {
+		m.Answer(dipstat.Refused, start)
+		res := sip.NewResponseFromRequest(req, 200, "OK", nil)
+		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
+		return res
+	}
+	if !ok {
+		m.Answer(dipstat.Invalid, start)
+		return reject(req, 484, "Address Incomplete", "request URI has no number")
+	}
+	tel, err := lrn.ParseTelURI(user + params)
+	if err != nil {
+		m.Answer(dipstat.Invalid, start)
+		return reject(req, 484, "Address Incomplete", "not a NANP number")
+	}
+	if tel.NPDI {
+		// Dipped before (RFC 4694 §4): route where the URI says.
+		m.Answer(dipstat.Skipped, start)
+		return redirect(req, req.Recipient.Clone())
+	}
+	db := s.cfg.Tables.DB()
+	if db == nil {
+		m.Answer(dipstat.Error, start)
+		return reject(req, 503, "Service Unavailable", "no number portability table loaded")
+	}
+	r, err := lrn.Lookup(db, tel.Number, lrn.Options{})
+	outcome := dipstat.Outcome(&r, err)
+	m.Answer(outcome, start)
+	switch outcome {
+	case dipstat.Vacant:
+		return reject(req, 404, "Not Found", "vacant number")
+	case dipstat.Invalid:
+		return reject(req, 484, "Address Incomplete", "not a NANP number")
+	case dipstat.Error:
+		s.log.Warn("sipredirect: lookup failed", "number", tel.Number, "err", err)
+		return reject(req, 503, "Service Unavailable", "number portability lookup failed")
+	}
+	return redirect(req, contact(&req.Recipient, user, params, r.TelURI()))
+}
+
+// target returns the number part of the request URI's user (or of a tel
+// URI) and its parameters (with their leading ';'), and false when the URI
+// has no user.
+func target(u *sip.Uri) (user, params string, ok bool) {
+	s := u.User
+	if u.Scheme == "tel" {
+		s = u.Raw()
+	}
+	if s == "" {
+		return "", "", false
+	}
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		return s[:i], s[i:], true
+	}
+	return s, "", true
+}
+
+// contact returns the Contact URI of a dip's answer: the request URI with
+// its user's npdi and rn parameters replaced by npdi=yes and, when t has
+// one, rn=+1LRN.
+func contact(ru *sip.Uri, user, params string, t lrn.TelURI) *sip.Uri {
+	var b strings.Builder
+	b.WriteString(user)
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params[1:], ";")
+		if params != "" {
+			params = ";" + params
+		}
+		name, _, _ := strings.Cut(p, "=")
+		if p == "" || strings.EqualFold(name, "npdi") || strings.EqualFold(name, "rn") {
+			continue
+		}
+		b.WriteString(";" + p)
+	}
+	b.WriteString(";npdi=yes")
+	if t.RN != "" {
+		b.WriteString(";rn=+" + t.RN)
+	}
+	c := ru.Clone()
+	if c.Scheme == "tel" {
+		var u sip.Uri
+		if sip.ParseUri("tel:"+b.String(), &u) == nil {
+			return &u
+		}
+		return c
+	}
+	c.User = b.String()
+	return c
+}
+
+func redirect(req *sip.Request, to *sip.Uri) *sip.Response {
+	res := sip.NewResponseFromRequest(req, 302, "Moved Temporarily", nil)
+	res.AppendHeader(&sip.ContactHeader{Address: *to})
+	return res
+}
+
+// reject answers with code and a Reason header (RFC 3326) saying why.
+func reject(req *sip.Request, code int, phrase, why string) *sip.Response {
+	res := sip.NewResponseFromRequest(req, code, phrase, nil)
+	res.AppendHeader(sip.NewHeader("Reason", fmt.Sprintf("SIP;cause=%d;text=%q", code, why)))
+	return res
+}
+
+func (s *Server) allowed(source string) bool {
+	if len(s.cfg.Allow) == 0 {
+		return true
+	}
+	ap, err := netip.ParseAddrPort(source)
+	if err != nil {
+		return false
+	}
+	a := ap.Addr().Unmap()
+	for _, p := range s.cfg.Allow {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// levelFilter passes on the records of at least min.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(as), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
