@@ -47,6 +47,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
+	dipOpts := addDipFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,7 +138,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 
-	metrics, err := httpapi.NewMetrics(nil)
+	reg := newRegistry()
+	metrics, err := httpapi.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	// SIP, ENUM and pdb front ends (flags --sip, --dns, --pdb).
+	dipSrv, err := startDips(dipOpts, db, reg, log)
 	if err != nil {
 		return err
 	}
@@ -225,6 +232,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err = <-errc: // a listener failed
+	case err = <-dipSrv.errc:
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
@@ -232,6 +240,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
 			err = serr
 		}
+	}
+	if derr := dipSrv.stop(sctx); derr != nil && err == nil {
+		err = derr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -144,7 +144,7 @@ func TestZone(t *testing.T) {
 	assert.Empty(t, resp.Answer)
 
 	for _, name := range []string{
-		"4." + enumName(nums.Ported, "npd.example."), // 12 digits
+		"4." + enumName(nums.Ported, "npd.example."),   // 12 digits
 		enumName("44"+nums.Ported[1:], "npd.example."), // not +1
 		"x." + enumName(nums.Ported[1:], "npd.example."),
 		"32.1.npd.example.",
