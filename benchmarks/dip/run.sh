@@ -89,6 +89,11 @@ lookupN=$(awk '!/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")
 
 log "pdb load"
 pdbout=$("$tmp/dipload" pdb -addr 127.0.0.1:$PDB_PORT -src "$tmp/src" -d "${DURATION}s" -clients "$CLIENTS" -window "$WINDOW")
+# pct FORMAT: the 50th and 99th percentiles of sorted numbers on stdin.
+pct() {
+	awk -v f="$1" 'function at(p,  i) { i = int(NR * p); if (i < 1) i = 1; return v[i] }
+		{ v[NR] = $1 } END { if (NR) printf f, at(.5), at(.99); else printf "- -" }'
+}
 field() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 
 log "ENUM load (dnsperf)"
@@ -98,7 +103,7 @@ dns_avg=$(awk '/Average Latency/ {print $4}' "$tmp/dnsperf.out")
 dns_max=$(awk '/Average Latency/ {gsub(/[(),]/,""); print $8}' "$tmp/dnsperf.out")
 dns_sd=$(awk '/Latency StdDev/ {print $4}' "$tmp/dnsperf.out")
 dns_lost=$(awk '/Queries lost/ {print $3}' "$tmp/dnsperf.out")
-dns_nx=$(awk '/NXDOMAIN/ {print $2}' "$tmp/dnsperf.out")
+dns_nx=$(grep -o 'NXDOMAIN [0-9]*' "$tmp/dnsperf.out" | awk '{print $2}')
 
 log "SIP load (SIPp) at $RATES calls/s"
 siprows=""
@@ -113,9 +118,9 @@ for rate in $RATES; do
 	# The last statistics row: elapsed time, successful and failed calls.
 	row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["ElapsedTime(C)"] ";" $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
 	ok=$(cut -d';' -f2 <<<"$row"); failed=$(cut -d';' -f3 <<<"$row")
-	pcts=$(awk -F';' 'NR > 1 { print $2 }' "$rtt" | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%s %s", v[int(NR * .5) > 0 ? int(NR * .5) : 1], v[int(NR * .99) > 0 ? int(NR * .99) : 1]; else printf "- -" }')
+	pcts=$(awk -F';' 'NR > 1 { print $2 }' "$rtt" | sort -n | pct "%s %s")
 	# Dips per second from the response times' own clock (ms since start).
-	dips=$(awk -F';' 'NR == 2 { first = $1 } NR > 1 { last = $1; n++ } END { printf "%.0f", last > first ? n * 1000 / (last - first) : 0 }' "$rtt")
+	dips=$(awk -F';' 'NR == 2 { first = $1 } NR > 1 { last = $1; n++ } END { printf("%.0f", (last > first ? n * 1000 / (last - first) : 0)) }' "$rtt")
 	siprows+="| $rate | $dips | $ok | $failed | ${pcts% *} | ${pcts#* } |"$'\n'
 	log "sip rate $rate: $dips dips/s, $failed failed, p50/p99 ${pcts% *}/${pcts#* } ms"
 done
@@ -139,8 +144,8 @@ if command -v kamailio >/dev/null; then
 	secs=$(awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }' <<<"$elapsed")
 	answers=$(grep -c "got an answer in" "$tmp/kam.log" || true)
 	timeouts=$(grep -c "exceeded timeout" "$tmp/kam.log" || true)
-	kpcts=$(grep -o "got an answer in [0-9.]*" "$tmp/kam.log" | awk '{ print $5 }' | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f %.3f", v[int(NR * .5) > 0 ? int(NR * .5) : 1], v[int(NR * .99) > 0 ? int(NR * .99) : 1]; else printf "- -" }')
-	kdips=$(awk -v ok="$ok" -v s="$secs" 'BEGIN { printf "%.0f", s > 0 ? ok / s : 0 }')
+	kpcts=$(grep -o "got an answer in [0-9.]*" "$tmp/kam.log" | awk '{ print $5 }' | sort -n | pct "%.3f %.3f")
+	kdips=$(awk -v ok="$ok" -v s="$secs" 'BEGIN { printf("%.0f", (s > 0 ? ok / s : 0)) }')
 	kamrow="| $KAM_RATE | $kdips | $ok | $failed | $answers | $timeouts | ${kpcts% *} | ${kpcts#* } |"
 fi
 

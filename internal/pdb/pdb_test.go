@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -171,7 +172,8 @@ func TestServeUDP(t *testing.T) {
 	want, err := lrn.Lookup(db, nums.Pooled, lrn.Options{})
 	require.NoError(t, err)
 	var served []chan error
-	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+	// IPv4, IPv6, and one dual-stack socket asked over IPv4.
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", ":0"} {
 		conn, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			t.Logf("skipping %s: %v", addr, err)
@@ -181,7 +183,11 @@ func TestServeUDP(t *testing.T) {
 		served = append(served, done)
 		go func() { done <- s.Serve(conn) }()
 
-		c, err := net.Dial("udp", conn.LocalAddr().String())
+		dial := conn.LocalAddr().String()
+		if addr == ":0" {
+			dial = fmt.Sprintf("127.0.0.1:%d", conn.LocalAddr().(*net.UDPAddr).Port)
+		}
+		c, err := net.Dial("udp", dial)
 		require.NoError(t, err)
 		defer c.Close()
 		q, err := AppendRequest(nil, 42, nums.Pooled)

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -34,6 +33,8 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
 	"github.com/lnpdb/lnpdb/lrn"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // DefaultPort is pdb_server's port.
@@ -135,39 +136,83 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// batch is how many datagrams one system call reads or writes: a busy
+// server answers a batch with two calls (recvmmsg, sendmmsg) instead of two
+// per query.
+const batch = 64
+
+// batchConn is the batch I/O of golang.org/x/net's ipv4 and ipv6
+// PacketConns (ipv4.Message and ipv6.Message are one type).
+type batchConn interface {
+	ReadBatch([]ipv4.Message, int) (int, error)
+	WriteBatch([]ipv4.Message, int) (int, error)
+}
+
 // read is one reader's loop.
 func (s *Server) read(conn net.PacketConn) error {
-	var in [MaxPacket + 1]byte // one more, to tell an oversized datagram
-	var out [MaxPacket + 16]byte
-	udp, _ := conn.(*net.UDPConn)
+	udp, ok := conn.(*net.UDPConn)
+	if !ok {
+		return s.readOne(conn)
+	}
+	var bc batchConn = ipv6.NewPacketConn(udp)
+	if a, ok := udp.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
+		bc = ipv4.NewPacketConn(udp)
+	}
+	in := make([]ipv4.Message, batch)
+	out := make([]ipv4.Message, batch)
+	inBuf := make([]byte, batch*(MaxPacket+1)) // one more byte, to tell an oversized datagram
+	outBuf := make([]byte, batch*(MaxPacket+16))
+	for i := range in {
+		in[i].Buffers = [][]byte{inBuf[i*(MaxPacket+1) : (i+1)*(MaxPacket+1)]}
+		out[i].Buffers = [][]byte{nil}
+	}
 	for {
-		var (
-			n    int
-			addr net.Addr
-			err  error
-		)
-		if udp != nil {
-			// The netip form allocates nothing per datagram.
-			var from netip.AddrPort
-			n, from, err = udp.ReadFromUDPAddrPort(in[:])
-			if err == nil {
-				if reply, ok := s.Answer(out[:0], in[:n]); ok {
-					if _, werr := udp.WriteToUDPAddrPort(reply, from); werr != nil {
-						s.log.Debug("pdb: reply not sent", "to", from, "err", werr)
-					}
-				}
+		n, err := bc.ReadBatch(in, 0)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-		} else {
-			n, addr, err = conn.ReadFrom(in[:])
-			if err == nil {
-				if reply, ok := s.Answer(out[:0], in[:n]); ok {
-					if _, werr := conn.WriteTo(reply, addr); werr != nil {
-						s.log.Debug("pdb: reply not sent", "to", addr, "err", werr)
-					}
-				}
+			return fmt.Errorf("pdb: reading: %w", err)
+		}
+		k := 0
+		for i := range n {
+			dst := outBuf[k*(MaxPacket+16) : k*(MaxPacket+16)]
+			reply, ok := s.Answer(dst, in[i].Buffers[0][:in[i].N])
+			if !ok {
 				continue
 			}
+			out[k].Buffers[0] = reply
+			out[k].Addr = in[i].Addr
+			k++
+		}
+		for sent := 0; sent < k; {
+			m, err := bc.WriteBatch(out[sent:k], 0)
+			if err != nil {
+				s.log.Debug("pdb: replies not sent", "count", k-sent, "err", err)
+				break
+			}
+			sent += m
+		}
+	}
+}
+
+// readOne serves a PacketConn without batch I/O, a datagram at a time.
+func (s *Server) readOne(conn net.PacketConn) error {
+	var in [MaxPacket + 1]byte
+	var out [MaxPacket + 16]byte
+	for {
+		n, addr, err := conn.ReadFrom(in[:])
+		if err == nil {
+			if reply, ok := s.Answer(out[:0], in[:n]); ok {
+				if _, werr := conn.WriteTo(reply, addr); werr != nil {
+					s.log.Debug("pdb: reply not sent", "to", addr, "err", werr)
+				}
+			}
+			continue
 		}
 		if errors.Is(err, net.ErrClosed) {
 			return nil
