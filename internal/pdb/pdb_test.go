@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,34 @@ func TestServeUDP(t *testing.T) {
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.Serve(conn), ErrServerClosed)
+}
+
+// TestLiveUpdate: a port applied to the served table changes the next
+// answer's carrier, with no restart.
+func TestLiveUpdate(t *testing.T) {
+	s, db := testServer(t)
+	nums := diptest.Find(t, db)
+	home, err := lrn.Lookup(db, nums.Home, lrn.Options{})
+	require.NoError(t, err)
+	q, err := AppendRequest(nil, 1, nums.Home)
+	require.NoError(t, err)
+	a, _ := s.Answer(nil, q)
+	rep, err := ParseReply(a)
+	require.NoError(t, err)
+	require.Equal(t, s.cfg.Carriers.ID(home.SPID), rep.Carrier)
+
+	// Port it to a carrier with another id.
+	var to string
+	for _, spid := range []string{"0987", "6731", "A532"} {
+		if s.cfg.Carriers.ID(spid) != rep.Carrier {
+			to = spid
+			break
+		}
+	}
+	tn, _ := strconv.ParseUint(nums.Home[1:], 10, 64)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: tn, LRN: tn, SPID: to}}))
+	a, _ = s.Answer(nil, q)
+	rep, err = ParseReply(a)
+	require.NoError(t, err)
+	assert.Equal(t, s.cfg.Carriers.ID(to), rep.Carrier)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,4 +231,26 @@ func TestTCP(t *testing.T) {
 	defer cancel()
 	require.NoError(t, s.Shutdown(ctx))
 	assert.ErrorIs(t, <-done, ErrServerClosed)
+}
+
+// TestLiveUpdate: a port applied to the served table changes the next
+// redirect, with no restart.
+func TestLiveUpdate(t *testing.T) {
+	db := testdb.Sample(t)
+	nums := diptest.Find(t, db)
+	s, err := New(Config{Tables: fixedTable{db}})
+	require.NoError(t, err)
+	req := func() *sip.Request {
+		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Home+"@example.net", "127.0.0.1:5099", 1)))
+		require.NoError(t, err)
+		return m.(*sip.Request)
+	}
+	assert.Equal(t, "sip:+"+nums.Home+";npdi=yes@example.net", contactOf(t, s.Respond(req())))
+
+	ported, err := lrn.Lookup(db, nums.Ported, lrn.Options{})
+	require.NoError(t, err)
+	tn, _ := strconv.ParseUint(nums.Home[1:], 10, 64)
+	to, _ := strconv.ParseUint(ported.LRN[1:], 10, 64)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: tn, LRN: to, SPID: ported.SPID}}))
+	assert.Equal(t, "sip:+"+nums.Home+";npdi=yes;rn=+"+ported.LRN+"@example.net", contactOf(t, s.Respond(req())))
 }
