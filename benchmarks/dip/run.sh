@@ -109,9 +109,9 @@ log "SIP load (SIPp) at $RATES calls/s"
 siprows=""
 for rate in $RATES; do
 	d="$tmp/sipp-$rate"; mkdir -p "$d"
-	(cd "$d" && timeout $((DURATION + 30)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
+	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
 		-r "$rate" -m $((rate * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -trace_rtt -rtt_freq 1 -trace_stat -fd 1 \
-		-timeout $((DURATION + 20))s >"$d/screen.txt" 2>&1) || true
+		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
 	stat=$(ls "$d"/redirect_*_.csv 2>/dev/null | head -1)
 	rtt=$(ls "$d"/redirect_*_rtt.csv 2>/dev/null | head -1)
 	[[ -n $stat && -n $rtt ]] || { log "sipp at $rate left no statistics"; continue; }
@@ -135,9 +135,9 @@ if command -v kamailio >/dev/null; then
 	pids+=($!)
 	for _ in $(seq 100); do grep -q "SO_RCVBUF is finally" "$tmp/kam.log" && break; sleep 0.1; done
 	d="$tmp/sipp-kam"; mkdir -p "$d"
-	(cd "$d" && timeout $((DURATION + 30)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
+	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
 		-r "$KAM_RATE" -m $((KAM_RATE * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -trace_stat -fd 1 \
-		-timeout $((DURATION + 20))s >"$d/screen.txt" 2>&1) || true
+		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
 	stat=$(ls "$d"/dip_*_.csv 2>/dev/null | head -1)
 	row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["ElapsedTime(C)"] ";" $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
 	elapsed=$(cut -d';' -f1 <<<"$row"); ok=$(cut -d';' -f2 <<<"$row"); failed=$(cut -d';' -f3 <<<"$row")

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
@@ -69,6 +70,8 @@ type Handler struct {
 	ttl     uint32
 	metrics *dipstat.Metrics
 	log     *slog.Logger
+
+	serialCache atomic.Pointer[serialAt]
 }
 
 // New returns a Handler; cfg.Tables is required, and the suffix must be a
@@ -268,9 +271,22 @@ func (h *Handler) soa() dns.RR {
 }
 
 // serial is the table's build time: it changes when a new table is loaded.
+// It is read from the table at most once a second (db.Info builds a
+// description of every section, too much for every negative answer).
 func (h *Handler) serial() uint32 {
-	if db := h.tables.DB(); db != nil {
-		return uint32(db.Info().BuiltAt.Unix())
+	now := time.Now().Unix()
+	if c := h.serialCache.Load(); c != nil && c.at == now {
+		return c.serial
 	}
-	return 0
+	var serial uint32
+	if db := h.tables.DB(); db != nil {
+		serial = uint32(db.Info().BuiltAt.Unix())
+	}
+	h.serialCache.Store(&serialAt{serial: serial, at: now})
+	return serial
+}
+
+type serialAt struct {
+	serial uint32
+	at     int64 // unix second it was read
 }
