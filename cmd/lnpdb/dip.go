@@ -39,6 +39,9 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 	return f
 }
 
+// udpBuffer is the receive buffer asked for every front end's UDP socket.
+const udpBuffer = 4 << 20
+
 // newRegistry is the registry /metrics serves: the Go runtime and process
 // collectors, then every front end's metrics.
 func newRegistry() *prometheus.Registry {
@@ -137,6 +140,10 @@ func (d *dips) listen(flagName, list string, port int, withTCP bool, udp func(ne
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", flagName, err)
 		}
+		// Bursts must wait in the socket, not be dropped: a dropped INVITE
+		// or query costs the caller a retransmission timer (500 ms for
+		// SIP). The kernel caps this at net.core.rmem_max.
+		_ = pc.(*net.UDPConn).SetReadBuffer(udpBuffer)
 		d.serve(flagName, func() error { return udp(pc) })
 		addr = pc.LocalAddr().String() // port 0: TCP takes the port UDP got
 		bound = append(bound, addr)

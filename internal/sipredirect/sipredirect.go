@@ -18,6 +18,14 @@
 // done (no table, a damaged one) 503. OPTIONS for a number is answered
 // like an INVITE; OPTIONS without one (a health probe) 200.
 //
+// The server is stateless (RFC 3261 §8.2.7), as redirect servers may be: it
+// answers every request, retransmissions included, at once and keeps no
+// transaction; a lost 302 is answered again when the INVITE is retransmitted,
+// with the same To tag (a hash of the request's transaction identifiers), and
+// ACKs are absorbed. sipgo's transport layer reads, parses and writes; its
+// transaction layer, which would keep a state machine and timers for every
+// INVITE, is not used.
+//
 // An allow-list of source networks, when set, answers 403 to everyone else.
 // The server reads the table through [Tables] on every request, so it
 // follows reloads and live updates.
@@ -30,11 +38,12 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/emiago/sipgo"
+	"github.com/cespare/xxhash/v2"
 	"github.com/emiago/sipgo/sip"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
@@ -63,8 +72,7 @@ type Config struct {
 type Server struct {
 	cfg Config
 	log *slog.Logger
-	ua  *sipgo.UserAgent
-	srv *sipgo.Server
+	tp  *sip.TransportLayer
 
 	mu        sync.Mutex
 	closed    bool
@@ -84,32 +92,24 @@ func New(cfg Config) (*Server, error) {
 	// sipgo logs through its own logger at Debug and Error levels; ours
 	// takes its warnings and errors.
 	libLog := slog.New(levelFilter{log.Handler(), slog.LevelWarn})
-	ua, err := sipgo.NewUA(
-		sipgo.WithUserAgent("lnpdb"),
-		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(libLog)),
-		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(libLog)),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("sipredirect: %w", err)
-	}
-	srv, err := sipgo.NewServer(ua, sipgo.WithServerLogger(libLog))
-	if err != nil {
-		ua.Close()
-		return nil, fmt.Errorf("sipredirect: %w", err)
-	}
-	s := &Server{cfg: cfg, log: log, ua: ua, srv: srv}
-	handle := func(req *sip.Request, tx sip.ServerTransaction) {
-		s.inflight.Add(1)
-		defer s.inflight.Done()
-		if err := tx.Respond(s.Respond(req)); err != nil {
-			s.log.Debug("sipredirect: response not sent", "to", req.Source(), "err", err)
-		}
-	}
-	srv.OnInvite(handle)
-	srv.OnOptions(handle)
-	srv.OnNoRoute(handle)
-	srv.OnAck(func(*sip.Request, sip.ServerTransaction) {}) // ACKs are never answered
+	tp := sip.NewTransportLayer(net.DefaultResolver, sip.NewParser(), nil, sip.WithTransportLayerLogger(libLog))
+	s := &Server{cfg: cfg, log: log, tp: tp}
+	tp.OnMessage(s.handle)
 	return s, nil
+}
+
+// handle answers one message from the transport layer.
+func (s *Server) handle(msg sip.Message) {
+	req, ok := msg.(*sip.Request)
+	if !ok || req.IsAck() {
+		return // responses are not ours to take; ACKs end nothing here
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	res := s.Respond(req)
+	if err := s.tp.WriteMsg(res); err != nil {
+		s.log.Debug("sipredirect: response not sent", "to", req.Source(), "err", err)
+	}
 }
 
 // ServeUDP answers requests arriving on pc until Shutdown.
@@ -117,7 +117,7 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 	if err := s.track(pc); err != nil {
 		return err
 	}
-	return s.served(s.srv.ServeUDP(pc))
+	return s.served(s.tp.ServeUDP(pc))
 }
 
 // ServeTCP answers requests on connections accepted from l until Shutdown.
@@ -125,7 +125,7 @@ func (s *Server) ServeTCP(l net.Listener) error {
 	if err := s.track(l); err != nil {
 		return err
 	}
-	return s.served(s.srv.ServeTCP(l))
+	return s.served(s.tp.ServeTCP(l))
 }
 
 // ErrServerClosed is returned by the Serve methods after Shutdown.
@@ -152,7 +152,7 @@ func (s *Server) served(err error) error {
 }
 
 // Shutdown stops reading requests, waits for the ones being answered (or
-// for ctx to end), then closes the transaction and transport layers.
+// for ctx to end), then closes the transport layer's connections.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -168,7 +168,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if cerr := s.ua.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
+	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}
 	return err
@@ -182,24 +182,24 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 	m.Request()
 	if !s.allowed(req.Source()) {
 		m.Answer(dipstat.Refused, start)
-		return sip.NewResponseFromRequest(req, 403, "Forbidden", nil)
+		return newResponse(req, 403, "Forbidden")
 	}
 	switch req.Method {
 	case sip.INVITE, sip.OPTIONS:
 	case sip.CANCEL:
 		// The INVITE was answered at once: nothing is left to cancel.
 		m.Answer(dipstat.Refused, start)
-		return sip.NewResponseFromRequest(req, 481, "Call/Transaction Does Not Exist", nil)
+		return newResponse(req, 481, "Call/Transaction Does Not Exist")
 	default:
 		m.Answer(dipstat.Refused, start)
-		res := sip.NewResponseFromRequest(req, 405, "Method Not Allowed", nil)
+		res := newResponse(req, 405, "Method Not Allowed")
 		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
 		return res
 	}
 	user, params, ok := target(&req.Recipient)
 	if !ok && req.Method == sip.OPTIONS {
 		m.Answer(dipstat.Refused, start)
-		res := sip.NewResponseFromRequest(req, 200, "OK", nil)
+		res := newResponse(req, 200, "OK")
 		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
 		return res
 	}
@@ -289,14 +289,14 @@ func contact(ru *sip.Uri, user, params string, t lrn.TelURI) *sip.Uri {
 }
 
 func redirect(req *sip.Request, to *sip.Uri) *sip.Response {
-	res := sip.NewResponseFromRequest(req, 302, "Moved Temporarily", nil)
+	res := newResponse(req, 302, "Moved Temporarily")
 	res.AppendHeader(&sip.ContactHeader{Address: *to})
 	return res
 }
 
 // reject answers with code and a Reason header (RFC 3326) saying why.
 func reject(req *sip.Request, code int, phrase, why string) *sip.Response {
-	res := sip.NewResponseFromRequest(req, code, phrase, nil)
+	res := newResponse(req, code, phrase)
 	res.AppendHeader(sip.NewHeader("Reason", fmt.Sprintf("SIP;cause=%d;text=%q", code, why)))
 	return res
 }
@@ -334,4 +334,43 @@ func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (f levelFilter) WithGroup(name string) slog.Handler {
 	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
+
+// newResponse is sip.NewResponseFromRequest with the To tag a stateless
+// server must give (RFC 3261 §8.2.7): the same for every retransmission of
+// a request, so that the ACK and a retransmitted answer match. The request
+// is named by its Call-ID, From tag, CSeq and top Via branch.
+func newResponse(req *sip.Request, code int, phrase string) *sip.Response {
+	var to *sip.ToHeader
+	if h := req.To(); h != nil && !h.Params.Has("tag") {
+		to = h
+		h.Params.Add("tag", statelessTag(req))
+	}
+	res := sip.NewResponseFromRequest(req, code, phrase, nil)
+	if to != nil {
+		to.Params.Remove("tag") // the request stays as it came
+	}
+	return res
+}
+
+func statelessTag(req *sip.Request) string {
+	d := xxhash.New()
+	if h := req.CallID(); h != nil {
+		d.WriteString(h.Value())
+	}
+	d.WriteString("\x00")
+	if h := req.From(); h != nil {
+		t, _ := h.Params.Get("tag")
+		d.WriteString(t)
+	}
+	d.WriteString("\x00")
+	if h := req.CSeq(); h != nil {
+		d.WriteString(h.Value())
+	}
+	d.WriteString("\x00")
+	if h := req.Via(); h != nil {
+		b, _ := h.Params.Get("branch")
+		d.WriteString(b)
+	}
+	return strconv.FormatUint(d.Sum64(), 36)
 }

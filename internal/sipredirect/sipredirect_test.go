@@ -254,3 +254,29 @@ func TestLiveUpdate(t *testing.T) {
 	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: tn, LRN: to, SPID: ported.SPID}}))
 	assert.Equal(t, "sip:+"+nums.Home+";npdi=yes;rn=+"+ported.LRN+"@example.net", contactOf(t, s.Respond(req())))
 }
+
+// TestStatelessTag: a retransmitted request gets the same To tag (RFC 3261
+// §8.2.7), another request another one, and the request is left as it came.
+func TestStatelessTag(t *testing.T) {
+	db := testdb.Sample(t)
+	nums := diptest.Find(t, db)
+	s, err := New(Config{Tables: fixedTable{db}})
+	require.NoError(t, err)
+	parse := func(cseq int) *sip.Request {
+		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Ported+"@example.net", "127.0.0.1:5099", cseq)))
+		require.NoError(t, err)
+		return m.(*sip.Request)
+	}
+	tag := func(res *sip.Response) string {
+		v, ok := res.To().Params.Get("tag")
+		require.True(t, ok)
+		require.NotEmpty(t, v)
+		return v
+	}
+	first := tag(s.Respond(parse(1)))
+	assert.Equal(t, first, tag(s.Respond(parse(1))), "retransmission")
+	assert.NotEqual(t, first, tag(s.Respond(parse(2))), "another request")
+	req := parse(3)
+	s.Respond(req)
+	assert.False(t, req.To().Params.Has("tag"))
+}
