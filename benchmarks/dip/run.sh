@@ -79,6 +79,12 @@ mix=$("$tmp/dipload" queries -src "$tmp/src" -out "$tmp")
 "$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --dev-key --access-log=false --watch 0 --addr 127.0.0.1:0 \
 	--sip 127.0.0.1:$SIP_PORT --dns 127.0.0.1:$DNS_PORT --pdb 127.0.0.1:$PDB_PORT >"$tmp/serve.log" 2>&1 &
 pids+=($!)
+serve_pid=$!
+# cpu_ms: CPU time (user + system) lnpdb serve has used, in milliseconds.
+# Per dip, it tells what a dip costs the server whatever else the shared
+# machine runs.
+tick=$(getconf CLK_TCK)
+cpu_ms() { awk -v t="$tick" '{ print ($14 + $15) * 1000 / t }' "/proc/$serve_pid/stat"; }
 for _ in $(seq 100); do grep -q "serving SIP redirects" "$tmp/serve.log" && break; sleep 0.1; done
 grep -q "serving SIP redirects" "$tmp/serve.log" || die "serve did not start: $(cat "$tmp/serve.log")"
 
@@ -88,6 +94,7 @@ lookup1=$(awk '/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")
 lookupN=$(awk '!/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")
 
 log "pdb load"
+c0=$(cpu_ms)
 pdbout=$("$tmp/dipload" pdb -addr 127.0.0.1:$PDB_PORT -src "$tmp/src" -d "${DURATION}s" -clients "$CLIENTS" -window "$WINDOW")
 # pct FORMAT: the 50th and 99th percentiles of sorted numbers on stdin.
 pct() {
@@ -95,8 +102,12 @@ pct() {
 		{ v[NR] = $1 } END { if (NR) printf f, at(.5), at(.99); else printf "- -" }'
 }
 field() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
+# per_dip MS0 MS1 COUNT: server CPU µs per dip.
+per_dip() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (n > 0) printf("%.1f", (b - a) * 1000 / n); else printf("-") }'; }
+pdb_cpu=$(per_dip "$c0" "$(cpu_ms)" "$(field "$pdbout" answered)")
 
 log "ENUM load (dnsperf)"
+c0=$(cpu_ms)
 dnsperf -s 127.0.0.1 -p $DNS_PORT -d "$tmp/dnsperf.txt" -l "$DURATION" -c "$DNSPERF_CLIENTS" -q 200 >"$tmp/dnsperf.out" 2>&1 || true
 dns_qps=$(awk '/Queries per second/ {print $4}' "$tmp/dnsperf.out")
 dns_avg=$(awk '/Average Latency/ {print $4}' "$tmp/dnsperf.out")
@@ -104,13 +115,16 @@ dns_max=$(awk '/Average Latency/ {gsub(/[(),]/,""); print $8}' "$tmp/dnsperf.out
 dns_sd=$(awk '/Latency StdDev/ {print $4}' "$tmp/dnsperf.out")
 dns_lost=$(awk '/Queries lost/ {print $3}' "$tmp/dnsperf.out")
 dns_nx=$(grep -o 'NXDOMAIN [0-9]*' "$tmp/dnsperf.out" | awk '{print $2}')
+dns_done=$(awk '/Queries completed/ {print $3}' "$tmp/dnsperf.out")
+dns_cpu=$(per_dip "$c0" "$(cpu_ms)" "$dns_done")
 
 log "SIP load (SIPp) at $RATES calls/s"
 siprows=""
 for rate in $RATES; do
 	d="$tmp/sipp-$rate"; mkdir -p "$d"
+	c0=$(cpu_ms)
 	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
-		-r "$rate" -m $((rate * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -trace_rtt -rtt_freq 1 -trace_stat -fd 1 \
+		-r "$rate" -m $((rate * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -buff_size 4194304 -trace_rtt -rtt_freq 1 -trace_stat -fd 1 \
 		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
 	stat=$(ls "$d"/redirect_*_.csv 2>/dev/null | head -1)
 	rtt=$(ls "$d"/redirect_*_rtt.csv 2>/dev/null | head -1)
@@ -118,11 +132,13 @@ for rate in $RATES; do
 	# The last statistics row: elapsed time, successful and failed calls.
 	row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["ElapsedTime(C)"] ";" $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
 	ok=$(cut -d';' -f2 <<<"$row"); failed=$(cut -d';' -f3 <<<"$row")
+	sip_cpu=$(per_dip "$c0" "$(cpu_ms)" "$ok")
+	retrans=$(awk '/INVITE ---------->/ { r = $5 } END { print r + 0 }' "$d/screen.txt")
 	pcts=$(awk -F';' 'NR > 1 { print $2 }' "$rtt" | sort -n | pct "%s %s")
 	# Dips per second from the response times' own clock (ms since start).
 	dips=$(awk -F';' 'NR == 2 { first = $1 } NR > 1 { last = $1; n++ } END { printf("%.0f", (last > first ? n * 1000 / (last - first) : 0)) }' "$rtt")
-	siprows+="| $rate | $dips | $ok | $failed | ${pcts% *} | ${pcts#* } |"$'\n'
-	log "sip rate $rate: $dips dips/s, $failed failed, p50/p99 ${pcts% *}/${pcts#* } ms"
+	siprows+="| $rate | $dips | $ok | $failed | $retrans | ${pcts% *} | ${pcts#* } | $sip_cpu |"$'\n'
+	log "sip rate $rate: $dips dips/s, $failed failed, $retrans INVITEs resent, p50/p99 ${pcts% *}/${pcts#* } ms, $sip_cpu µs CPU per dip"
 done
 
 kamrow="not run (no kamailio on PATH)"
@@ -136,7 +152,7 @@ if command -v kamailio >/dev/null; then
 	for _ in $(seq 100); do grep -q "SO_RCVBUF is finally" "$tmp/kam.log" && break; sleep 0.1; done
 	d="$tmp/sipp-kam"; mkdir -p "$d"
 	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
-		-r "$KAM_RATE" -m $((KAM_RATE * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -trace_stat -fd 1 \
+		-r "$KAM_RATE" -m $((KAM_RATE * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -buff_size 4194304 -trace_stat -fd 1 \
 		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
 	stat=$(ls "$d"/dip_*_.csv 2>/dev/null | head -1)
 	row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["ElapsedTime(C)"] ";" $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
@@ -164,9 +180,9 @@ In-process \`lrn.Lookup\` on the same queries, this run: **$lookup1/s** on one g
 
 \`dipload pdb\`, $CLIENTS sockets × $WINDOW queries outstanding, ${DURATION} s:
 
-| answers/s | p50 | p99 | lost | vs in-process lookup (all cores) |
-|---|---|---|---|---|
-| $(field "$pdbout" qps) | $(field "$pdbout" p50_us) µs | $(field "$pdbout" p99_us) µs | $(field "$pdbout" lost) | $(awk -v a="$(field "$pdbout" qps)" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
+| answers/s | p50 | p99 | lost | server CPU per answer | vs in-process lookup (all cores) |
+|---|---|---|---|---|---|
+| $(field "$pdbout" qps) | $(field "$pdbout" p50_us) µs | $(field "$pdbout" p99_us) µs | $(field "$pdbout" lost) | $pdb_cpu µs | $(awk -v a="$(field "$pdbout" qps)" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
 
 One Kamailio (pdb module, default 50 ms timeout) dipping lnpdb for each INVITE from SIPp:
 
@@ -178,17 +194,18 @@ $kamrow
 
 \`dnsperf -c $DNSPERF_CLIENTS -q 200 -l $DURATION\`:
 
-| queries/s | avg latency (s) | stddev (s) | max (s) | lost | NXDOMAIN | vs in-process lookup (all cores) |
-|---|---|---|---|---|---|---|
-| $dns_qps | $dns_avg | $dns_sd | $dns_max | $dns_lost | $dns_nx | $(awk -v a="$dns_qps" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
+| queries/s | avg latency (s) | stddev (s) | max (s) | lost | NXDOMAIN | server CPU per query | vs in-process lookup (all cores) |
+|---|---|---|---|---|---|---|---|
+| $dns_qps | $dns_avg | $dns_sd | $dns_max | $dns_lost | $dns_nx | $dns_cpu µs | $(awk -v a="$dns_qps" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
 
 ## SIP redirect (302)
 
 SIPp \`testdata/softswitch/sipp/redirect.xml\` (INVITE → 302 or 404 → ACK), ${DURATION} s per rate;
-response time from INVITE to final response, in SIPp's whole milliseconds:
+response time from INVITE to final response, in SIPp's whole milliseconds. SIPp resends an
+INVITE unanswered after 500 ms; resent INVITEs are answered again (and counted in the CPU):
 
-| calls/s asked | dips/s done | calls | failed | p50 (ms) | p99 (ms) |
-|---|---|---|---|---|---|
+| calls/s asked | dips/s done | calls | failed | INVITEs resent | p50 (ms) | p99 (ms) | server CPU per dip (µs) |
+|---|---|---|---|---|---|---|---|
 $siprows
 MD
 log "wrote $results"
