@@ -113,6 +113,30 @@ func (h *Handler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	}
 }
 
+// AnswerWire answers the query in datagram, appending the packed response
+// (truncated to the client's UDP buffer) to dst, and reports whether there
+// is one: a datagram that does not decode as a DNS message, and a response,
+// get none.
+func (h *Handler) AnswerWire(dst, datagram []byte) ([]byte, bool) {
+	req := new(dns.Msg)
+	if err := req.Unpack(datagram); err != nil {
+		start := time.Now()
+		h.metrics.Request()
+		h.metrics.Answer(dipstat.Malformed, start)
+		return dst, false
+	}
+	resp := h.Answer(req, true)
+	if resp == nil {
+		return dst, false
+	}
+	out, err := resp.PackBuffer(dst[:cap(dst)]) // packs in place when it fits
+	if err != nil {
+		h.log.Warn("enum: answer does not pack", "err", err)
+		return dst, false
+	}
+	return out, true
+}
+
 // Answer returns the response to req, or nil when req is itself a
 // response (never answered, so that two servers cannot loop). Over UDP
 // (udp set) the response is truncated to the client's buffer size.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 
+	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/miekg/dns"
 )
 
@@ -19,17 +21,47 @@ type Server struct {
 	mu      sync.Mutex
 	closed  bool
 	servers map[*dns.Server]struct{}
+	udp     map[*net.UDPConn]struct{}
 }
 
 // NewServer returns a Server answering with h.
 func NewServer(h *Handler) *Server {
-	return &Server{h: h, servers: make(map[*dns.Server]struct{})}
+	return &Server{h: h, servers: make(map[*dns.Server]struct{}), udp: make(map[*net.UDPConn]struct{})}
 }
 
-// ServeUDP answers queries arriving on pc until Shutdown.
+// ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
+// read and answered in batches (internal/udpbatch) by GOMAXPROCS
+// goroutines, miekg/dns decoding and encoding each message; any other
+// PacketConn is served by miekg/dns's server.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
-	return s.serve(&dns.Server{PacketConn: pc, Handler: s.h, Net: "udp", UDPSize: dns.DefaultMsgSize})
+	udp, ok := pc.(*net.UDPConn)
+	if !ok {
+		return s.serve(&dns.Server{PacketConn: pc, Handler: s.h, Net: "udp", UDPSize: dns.DefaultMsgSize})
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		pc.Close()
+		return ErrServerClosed
+	}
+	s.udp[udp] = struct{}{}
+	s.mu.Unlock()
+	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
+		return s.h.AnswerWire(dst, datagram)
+	})
+	s.mu.Lock()
+	delete(s.udp, udp)
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrServerClosed
+	}
+	return err
 }
+
+// maxUDP bounds queries read and answers written over UDP: the largest
+// EDNS0 buffer size clients advertise in practice.
+const maxUDP = 4096
 
 // ServeTCP answers queries on connections accepted from l until Shutdown.
 func (s *Server) ServeTCP(l net.Listener) error {
@@ -64,6 +96,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	servers := make([]*dns.Server, 0, len(s.servers))
 	for srv := range s.servers {
 		servers = append(servers, srv)
+	}
+	for c := range s.udp {
+		c.Close() // a query being answered finishes; its answer may not be sent
 	}
 	s.mu.Unlock()
 	var first error

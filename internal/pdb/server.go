@@ -32,9 +32,8 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/lnpdb/lnpdb/lrn"
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 )
 
 // DefaultPort is pdb_server's port.
@@ -136,68 +135,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// batch is how many datagrams one system call reads or writes: a busy
-// server answers a batch with two calls (recvmmsg, sendmmsg) instead of two
-// per query.
-const batch = 64
-
-// batchConn is the batch I/O of golang.org/x/net's ipv4 and ipv6
-// PacketConns (ipv4.Message and ipv6.Message are one type).
-type batchConn interface {
-	ReadBatch([]ipv4.Message, int) (int, error)
-	WriteBatch([]ipv4.Message, int) (int, error)
-}
-
-// read is one reader's loop.
+// read is one socket's service: batched for a UDP socket, a datagram at a
+// time for any other PacketConn.
 func (s *Server) read(conn net.PacketConn) error {
 	udp, ok := conn.(*net.UDPConn)
 	if !ok {
 		return s.readOne(conn)
 	}
-	var bc batchConn = ipv6.NewPacketConn(udp)
-	if a, ok := udp.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
-		bc = ipv4.NewPacketConn(udp)
+	err := udpbatch.Serve(udp, 1, MaxPacket, MaxPacket+16, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
+		return s.Answer(dst, datagram)
+	})
+	if err != nil {
+		return fmt.Errorf("pdb: %w", err)
 	}
-	in := make([]ipv4.Message, batch)
-	out := make([]ipv4.Message, batch)
-	inBuf := make([]byte, batch*(MaxPacket+1)) // one more byte, to tell an oversized datagram
-	outBuf := make([]byte, batch*(MaxPacket+16))
-	for i := range in {
-		in[i].Buffers = [][]byte{inBuf[i*(MaxPacket+1) : (i+1)*(MaxPacket+1)]}
-		out[i].Buffers = [][]byte{nil}
-	}
-	for {
-		n, err := bc.ReadBatch(in, 0)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return fmt.Errorf("pdb: reading: %w", err)
-		}
-		k := 0
-		for i := range n {
-			dst := outBuf[k*(MaxPacket+16) : k*(MaxPacket+16)]
-			reply, ok := s.Answer(dst, in[i].Buffers[0][:in[i].N])
-			if !ok {
-				continue
-			}
-			out[k].Buffers[0] = reply
-			out[k].Addr = in[i].Addr
-			k++
-		}
-		for sent := 0; sent < k; {
-			m, err := bc.WriteBatch(out[sent:k], 0)
-			if err != nil {
-				s.log.Debug("pdb: replies not sent", "count", k-sent, "err", err)
-				break
-			}
-			sent += m
-		}
-	}
+	return nil
 }
 
 // readOne serves a PacketConn without batch I/O, a datagram at a time.

@@ -1,6 +1,7 @@
 package sipredirect
 
 import (
+	"net"
 	"testing"
 
 	"github.com/emiago/sipgo/sip"
@@ -71,6 +72,33 @@ func FuzzRespond(f *testing.F) {
 		var u sip.Uri
 		if err := sip.ParseUri(h.Address.String(), &u); err != nil {
 			t.Fatalf("Contact %s does not parse: %v", h.Address.String(), err)
+		}
+	})
+}
+
+// FuzzAnswerDatagram: the UDP path, from raw bytes to the response sent,
+// never panics, and what it sends parses as a SIP response.
+func FuzzAnswerDatagram(f *testing.F) {
+	db := testdb.Sample(f)
+	s, err := New(Config{Tables: fixedTable{db}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(invite("INVITE", "sip:+12014814567@example.net", "127.0.0.1:5099", 1)))
+	f.Add([]byte(invite("OPTIONS", "sip:example.net", "127.0.0.1:5099", 2)))
+	f.Add([]byte("\r\n\r\n"))
+	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5099}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, ok := s.answerDatagram(make([]byte, 0, 1024), b, from)
+		if !ok {
+			return
+		}
+		m, err := sip.ParseMessage(out)
+		if err != nil {
+			t.Fatalf("sent %q: %v", out, err)
+		}
+		if _, ok := m.(*sip.Response); !ok {
+			t.Fatalf("sent a request: %q", out)
 		}
 	})
 }

@@ -22,9 +22,11 @@
 // answers every request, retransmissions included, at once and keeps no
 // transaction; a lost 302 is answered again when the INVITE is retransmitted,
 // with the same To tag (a hash of the request's transaction identifiers), and
-// ACKs are absorbed. sipgo's transport layer reads, parses and writes; its
-// transaction layer, which would keep a state machine and timers for every
-// INVITE, is not used.
+// ACKs are absorbed. sipgo parses requests and writes responses; over TCP its
+// transport layer serves the connections; over UDP datagrams are read and
+// answered in batches, each answer sent back to the address it came from
+// (as with rport, RFC 3581). sipgo's transaction layer, which would keep a
+// state machine and timers for every INVITE, is not used.
 //
 // An allow-list of source networks, when set, answers 403 to everyone else.
 // The server reads the table through [Tables] on every request, so it
@@ -32,12 +34,14 @@
 package sipredirect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +51,7 @@ import (
 	"github.com/emiago/sipgo/sip"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -101,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 // handle answers one message from the transport layer.
 func (s *Server) handle(msg sip.Message) {
 	req, ok := msg.(*sip.Request)
-	if !ok || req.IsAck() {
+	if !ok || req.IsAck() || !wellFormed(req) {
 		return // responses are not ours to take; ACKs end nothing here
 	}
 	s.inflight.Add(1)
@@ -112,12 +117,65 @@ func (s *Server) handle(msg sip.Message) {
 	}
 }
 
-// ServeUDP answers requests arriving on pc until Shutdown.
+// ServeUDP answers requests arriving on pc until Shutdown. A UDP socket is
+// read and answered in batches (internal/udpbatch) by GOMAXPROCS
+// goroutines, sipgo parsing and writing each message; any other
+// PacketConn goes through sipgo's transport layer.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
 	if err := s.track(pc); err != nil {
 		return err
 	}
-	return s.served(s.tp.ServeUDP(pc))
+	udp, ok := pc.(*net.UDPConn)
+	if !ok {
+		return s.served(s.tp.ServeUDP(pc))
+	}
+	return s.served(udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram))
+}
+
+// maxDatagram bounds a request read over UDP; RFC 3261 §18.1.1 keeps UDP
+// requests under the path MTU, and a redirect server needs no bodies.
+const maxDatagram = 8192
+
+// answerDatagram is the batched UDP loop's handler: the request in
+// datagram, from from, answered into dst.
+func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bool) {
+	if len(bytes.Trim(datagram, "\r\n\x00")) == 0 || len(datagram) > maxDatagram {
+		return dst, false // a keep-alive, or too long to be ours
+	}
+	msg, err := sip.ParseMessage(datagram)
+	if err != nil {
+		s.log.Debug("sipredirect: datagram does not parse", "from", from, "err", err)
+		return dst, false
+	}
+	req, ok := msg.(*sip.Request)
+	if !ok || req.IsAck() || !wellFormed(req) {
+		return dst, false
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	req.SetTransport("UDP")
+	req.SetSource(from.String())
+	w := appendWriter{dst}
+	s.Respond(req).StringWrite(&w)
+	return w.b, true
+}
+
+// wellFormed reports whether req has what an answer is built from: SIP/2.0,
+// a top Via naming its transport and sender, and the headers a response
+// copies. Anything else is dropped unanswered, as sipgo's transaction layer
+// would: an answer built from it would not parse either.
+func wellFormed(req *sip.Request) bool {
+	via := req.Via()
+	return req.SipVersion == "SIP/2.0" && via != nil && via.ProtocolName == "SIP" && via.ProtocolVersion == "2.0" &&
+		via.Transport != "" && via.Host != "" && req.CSeq() != nil && req.CallID() != nil && req.From() != nil && req.To() != nil
+}
+
+// appendWriter is an io.StringWriter appending to a byte slice.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) WriteString(s string) (int, error) {
+	w.b = append(w.b, s...)
+	return len(s), nil
 }
 
 // ServeTCP answers requests on connections accepted from l until Shutdown.
