@@ -1,4 +1,4 @@
-// Command dipload is benchmarks/dip's helper: it writes the query files the
+// Command dipload is the load client of benchmarks/dip: it writes the query files the
 // SIP, ENUM and pdb load runs read, loads lnpdb's pdb front end as a client,
 // and measures in-process lrn.Lookup on the same queries, for the same run.
 //
