@@ -6,6 +6,9 @@ import "errors"
 var (
 	// ErrInvalidNumber reports an input that is not a valid NANP number
 	// (CONTRACT §1): wrong length, a non-digit, an NPA or NXX out of range.
+	// The lookup packages return errors that match it with errors.Is and
+	// say what is wrong, such as "lnpdb: invalid phone number: NPA 911 is
+	// an N11 code, which is not a geographic area code".
 	ErrInvalidNumber = errors.New("lnpdb: invalid phone number")
 
 	// ErrNotFound reports a valid number whose NPA-NXX code is not assigned

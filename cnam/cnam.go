@@ -78,8 +78,8 @@ type Result struct {
 //     name stands in for an empty city.
 //
 // A number that is not ported and whose NPA-NXX code is vacant is
-// [ErrNotFound], whatever records it has; an unparsable one is
-// [ErrInvalidNumber]. Other errors are as for lrn.Lookup: [ErrClosed], or a
+// [ErrNotFound], whatever records it has; an unparsable one
+// matches [ErrInvalidNumber]. Other errors are as for lrn.Lookup: [ErrClosed], or a
 // wrapped corruption error that matches format.ErrCorrupt.
 //
 // Lookup is safe for concurrent use. A record's name is decompressed from
@@ -89,7 +89,7 @@ type Result struct {
 func Lookup(db *format.DB, number string) (Result, error) {
 	n, canonical, err := nanp.Parse(number)
 	if err != nil {
-		return Result{}, ErrInvalidNumber
+		return Result{}, err // matches ErrInvalidNumber and says why
 	}
 	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldCNAM)
 	if err != nil {

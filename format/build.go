@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 	"github.com/lnpdb/lnpdb/internal/progress"
 	"github.com/lnpdb/lnpdb/internal/source"
@@ -91,7 +93,10 @@ func Build(ctx context.Context, src fs.FS, out string, opt BuildOptions) (*Build
 	if builtAt.IsZero() {
 		builtAt = time.Now()
 	}
-	counts, err := b.writeTable(out, builtAt)
+	// Leftovers of a build of out that was killed: no one else writes
+	// them (their lock is gone), and each can be as large as the table.
+	atomicfile.RemoveStale(vfs.Default, out)
+	counts, err := b.writeTable(vfs.Default, out, builtAt, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,15 +110,6 @@ func Build(ctx context.Context, src fs.FS, out string, opt BuildOptions) (*Build
 	b.report.FileSize = size
 	b.report.Duration = time.Since(start)
 	return b.report, nil
-}
-
-// syncDir makes a rename durable; where directories cannot be synced the
-// rename still happened, so errors are ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 type builder struct {

@@ -5,9 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
 
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
@@ -153,41 +154,23 @@ func (b *builder) loadBlocks(s *snapshot) error {
 }
 
 // writeTable writes the builder's table to a temporary file beside out,
-// verifies it and renames it over out.
-func (b *builder) writeTable(out string, builtAt time.Time) (Counts, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return Counts{}, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := b.write(tmp, builtAt.Unix()); err != nil {
-		return Counts{}, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return Counts{}, err
-	}
-	if err := tmp.Close(); err != nil {
-		return Counts{}, err
-	}
-	db, err := Open(tmp.Name(), WithVerify())
-	if err != nil {
-		return Counts{}, fmt.Errorf("format: the table just written fails verification: %w", err)
-	}
-	counts := db.Info().Counts
-	db.Close()
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return Counts{}, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return Counts{}, err
-	}
-	ok = true
-	syncDir(filepath.Dir(out))
-	return counts, nil
+// verifies it and renames it over out (atomicfile); beforeRename, if set,
+// may still refuse the rename.
+func (b *builder) writeTable(fs vfs.FS, out string, builtAt time.Time, beforeRename func() error) (Counts, error) {
+	var counts Counts
+	err := atomicfile.Write(fs, out, func(f vfs.File) error {
+		_, err := b.write(f, builtAt.Unix())
+		return err
+	}, atomicfile.Options{
+		Check: func(tmp string) error {
+			db, err := Open(tmp, WithVerify(), ReadOnly())
+			if err != nil {
+				return fmt.Errorf("format: the table just written fails verification: %w", err)
+			}
+			counts = db.Info().Counts
+			return db.Close()
+		},
+		BeforeRename: beforeRename,
+	})
+	return counts, err
 }

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -9,29 +10,55 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
+	"github.com/lnpdb/lnpdb/format/internal/journal"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"golang.org/x/exp/mmap"
 )
 
 // DB is an open table. It is safe for concurrent use by any number of
 // goroutines, and Close may be called while lookups run: a lookup that started
 // before Close finishes on the mapping it started with, and the mapping is
-// released once no lookup uses it.
+// unmapped when the last such lookup returns.
 type DB struct {
 	path string
+	fs   vfs.FS
+	cfg  openConfig
 	snap atomic.Pointer[snapshot]
 
-	mu          sync.Mutex // serialises writers: Apply, swaps, Close
-	compactMu   sync.Mutex // one compaction at a time
-	j           *journal   // open for appending once the first Apply needs it
-	seq         uint64     // last update sequence number
-	journalGood int64      // journal bytes up to its last good record
-	journalTorn int64      // torn bytes found after them at Open
+	mu          sync.Mutex              // serialises writers: Apply, swaps, Close
+	compactMu   sync.Mutex              // one compaction at a time
+	jw          *journal.Writer         // open for appending once the first Apply needs it
+	seq         uint64                  // last update sequence number
+	journalGood int64                   // journal bytes through its last commit
+	keys        map[[32]byte]remembered // idempotency keys of the last IdempotencyWindow
+	recovery    Recovery                // what Open found; SetAside is setAsideN
+
+	// Read without db.mu, so that status pages never wait for a long
+	// Apply.
+	broken    atomic.Pointer[error] // set by an append that could not be undone
+	setAsideN atomic.Int64
 }
 
-// snapshot is one mapped file with its decoded dictionaries. Lookups load the
-// DB's current snapshot once and read only from it, so a swap is atomic.
+// Recovery is what opening a table found and mended, for the operator's log.
+type Recovery struct {
+	// An incomplete last batch of the journal, dropped: it was never
+	// acknowledged.
+	TornBytes   int64
+	TornUpdates int
+	// Temporary files of an interrupted build, compaction or journal
+	// rewrite, removed.
+	RemovedTemps []string
+	// Updates set aside since Open (see SetAsidePath).
+	SetAside int
+}
+
+// snapshot is one state of the table: a mapped file with its decoded
+// dictionaries, and the updates applied on top of it. Lookups load the DB's
+// current snapshot once and read only from it, so a swap is atomic.
 type snapshot struct {
-	m    *mmap.ReaderAt
+	mp   *mapping
+	m    *mmap.ReaderAt // mp.m
 	hdr  header
 	dir  map[string]dirEntry
 	meta meta
@@ -57,43 +84,63 @@ type snapshot struct {
 // Option configures Open.
 type Option func(*openConfig)
 
-type openConfig struct{ verify bool }
+type openConfig struct {
+	verify   bool
+	readOnly bool
+	fs       vfs.FS
+}
 
 // WithVerify makes Open check every section's checksum and structure (see
-// Verify) before it returns: a full read of the file, in exchange for the
-// certainty that no lookup will meet a damaged byte.
+// Verify) before it returns, and Reload check every file before it swaps it
+// in: a full read of the file, in exchange for the certainty that no lookup
+// will meet a damaged byte. A server should use it; its cost is about a
+// second per GB of table on a warm page cache.
 func WithVerify() Option { return func(c *openConfig) { c.verify = true } }
+
+// ReadOnly opens the table file alone: the journal is neither replayed nor
+// touched, no temporary file is removed, and Apply and Compact return
+// ErrReadOnly. For inspecting and verifying a file (a damaged journal is not
+// a damaged table).
+func ReadOnly() Option { return func(c *openConfig) { c.readOnly = true } }
+
+// ErrReadOnly reports an update or compaction of a table opened ReadOnly.
+var ErrReadOnly = errors.New("format: table opened read-only")
 
 // Open maps the table file at path. It reads the header, the section
 // directory and the small dictionaries, and checks their checksums; its cost
 // does not grow with the number of numbers in the table. Damage in the large
 // sections is found by Verify (or WithVerify); lookups on a damaged file
 // return errors, never panic.
+//
+// Unless ReadOnly, Open also replays the table's journal (refusing one
+// damaged anywhere but in an incomplete last batch, ErrJournalCorrupt) and
+// removes temporary files that an interrupted build, compaction or journal
+// rewrite of this table left beside it; Recovery reports both.
 func Open(path string, opts ...Option) (*DB, error) {
-	var cfg openConfig
+	cfg := openConfig{fs: vfs.Default}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := openSnapshot(path)
+	s, err := openSnapshot(path, cfg.verify)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.verify {
-		if err := s.verify(); err != nil {
-			s.m.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+	db := &DB{path: path, fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
+	if !cfg.readOnly {
+		for _, p := range []string{path, JournalPath(path)} {
+			removed, _ := atomicfile.RemoveStale(db.fs, p)
+			db.recovery.RemovedTemps = append(db.recovery.RemovedTemps, removed...)
 		}
-	}
-	db := &DB{path: path}
-	if err := db.replay(s); err != nil {
-		s.m.Close()
-		return nil, fmt.Errorf("%s: %w", JournalPath(path), err)
+		if err := db.replay(s); err != nil {
+			s.mp.retire()
+			return nil, err
+		}
 	}
 	db.snap.Store(s)
 	return db, nil
 }
 
-func openSnapshot(path string) (*snapshot, error) {
+func openSnapshot(path string, verify bool) (*snapshot, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -106,6 +153,9 @@ func openSnapshot(path string) (*snapshot, error) {
 		return nil, err
 	}
 	s, err := loadSnapshot(m)
+	if err == nil && verify {
+		err = s.verify()
+	}
 	if err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -135,7 +185,7 @@ func loadSnapshot(m *mmap.ReaderAt) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{m: m, hdr: h, dir: dir}
+	s := &snapshot{mp: &mapping{m: m}, m: m, hdr: h, dir: dir}
 	if err := s.loadDictionaries(); err != nil {
 		return nil, err
 	}
@@ -240,19 +290,19 @@ func (s *snapshot) loadDictionaries() error {
 }
 
 // Close releases the table. Lookups after Close return ErrClosed; lookups in
-// flight finish normally. Close is idempotent.
+// flight finish normally, and the last of them unmaps the file. Close is
+// idempotent.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	db.snap.Store(nil)
-	if db.j != nil {
-		err := db.j.close()
-		db.j = nil
+	if s := db.snap.Swap(nil); s != nil {
+		s.mp.retire()
+	}
+	if db.jw != nil {
+		err := db.jw.Close()
+		db.jw = nil
 		return err
 	}
-	// The mapping is unmapped by the mmap package's finalizer once no
-	// in-flight lookup holds the snapshot: unmapping here could fault a
-	// reader that loaded the snapshot a moment ago.
 	return nil
 }
 
@@ -268,24 +318,27 @@ var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
 // as unassigned. Get allocates nothing unless f includes FieldCNAM and the
 // number has a caller name. The only errors are ErrClosed and *CorruptError.
 func (db *DB) Get(tn uint64, f Fields) (r Record, err error) {
-	s := db.snap.Load()
+	s, ref := db.acquire(tn)
 	if s == nil {
 		return Record{}, ErrClosed
 	}
 	err = s.get(tn, f, &r)
+	s.mp.release(ref)
 	return r, err
 }
 
 // GetInto is Get writing into *r, which it overwrites whole: a caller that
 // keeps a Record (or a slice of them) saves Get's copy of the result.
 func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
-	s := db.snap.Load()
+	s, ref := db.acquire(tn)
 	if s == nil {
 		*r = Record{}
 		return ErrClosed
 	}
 	*r = Record{}
-	return s.get(tn, f, r)
+	err := s.get(tn, f, r)
+	s.mp.release(ref)
+	return err
 }
 
 // get fills r, which must be zero, for tn. It takes the lookup in stages so

@@ -16,9 +16,11 @@
 //
 // # Concurrency and lifetime
 //
-// A DB is safe for concurrent use. Close may run while lookups are in flight:
-// they finish on the mapping they started with, and the mapping is released
-// (by the runtime, once nothing refers to it) after they do. Strings in
+// A DB is safe for concurrent use. Close, Reload and Compact may run while
+// lookups are in flight: each lookup holds a reference on the mapping it
+// started with, and the last reference dropped on a mapping the DB has moved
+// away from unmaps it — at once, not when the garbage collector gets to it.
+// Strings in
 // records are ordinary Go strings decoded at Open; they stay valid after
 // Close. A table file must never be written in place while mapped (the
 // process would die of SIGBUS); replace it by renaming a new file over it,
@@ -134,6 +136,27 @@
 // entry's carrier is not 0, else its code entry; a number whose code has no
 // entry, or whose code entry and thousands entry both have carrier 0, is in
 // a vacant code or block.
+//
+// # Live updates and the journal
+//
+// ApplyBatch adds updates on top of the mapped file; they are kept in the
+// journal beside it (JournalPath: the table's path + ".journal"), whose
+// layout is documented in format/internal/journal: a header, update records
+// and commit records. A batch is acknowledged only after its updates and its
+// commit record are fsync'd; replay applies committed batches only, drops an
+// incomplete last batch (a crash during the append), and refuses any other
+// damage with ErrJournalCorrupt and the byte offset (CheckJournal reports,
+// RecoverJournal sets the damaged journal aside). A failed append is cut off
+// before ApplyBatch returns, so a running process and a restarted one agree;
+// a journal that cannot be cut back refuses updates (ErrJournalBroken).
+// Compact folds pending updates into a new file and rewrites the journal to
+// what the new file lacks, carrying idempotency keys of the last
+// IdempotencyWindow forward.
+//
+// Every file the package writes — built and compacted tables, journal
+// rewrites — is written to "." + base name + ".tmp-…" beside it under an
+// advisory lock, fsync'd, verified where it is a table, and renamed into
+// place; Open and Build remove such files left by a killed writer.
 //
 // CNAMNAME: u64 names, u64 names per chunk K, u64 chunks C, C+1 u64 frame
 // offsets (relative to the first frame; the last is the total length), then

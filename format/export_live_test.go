@@ -1,5 +1,14 @@
 package format
 
+import "github.com/lnpdb/lnpdb/format/internal/vfs"
+
 // SetCompactWritten sets the hook Compact runs between writing the
 // compacted file and renaming it into place; nil removes it.
 func SetCompactWritten(f func()) { compactWritten = f }
+
+// WithFS makes Open, and every write of the DB it opens, use fs.
+func WithFS(fs vfs.FS) Option { return func(c *openConfig) { c.fs = fs } }
+
+// Unmapped returns a function reporting whether the DB's current mapping
+// has been unmapped.
+func (db *DB) Unmapped() func() bool { return db.snap.Load().mp.unmapped }

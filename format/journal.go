@@ -1,41 +1,19 @@
 package format
 
 import (
-	"encoding/binary"
+	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"time"
 
-	"github.com/cespare/xxhash/v2"
+	"github.com/lnpdb/lnpdb/format/internal/journal"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
 )
 
-// The journal (the table's path + ".journal") makes applied updates durable:
-// Apply appends their records and fsyncs before it returns, and Open replays
-// them. Layout: a 16-byte header ("LNPDBJ1\n", then 8 zero bytes) and
-// 48-byte records:
-//
-//	[0,8)   xxhash64 of bytes [8,48)
-//	[8,16)  sequence number (increasing)
-//	[16]    action: 'A' add, 'U' update, 'D' delete
-//	[17,21) SPID (4 ASCII bytes; zero for a delete)
-//	[21,24) zero
-//	[24,32) TN, 10-digit national number
-//	[32,40) LRN, 10-digit national number (0 for a delete)
-//	[40,48) activation time, unix seconds (signed; 0 unknown)
-//
-// A crash in the middle of an append leaves a torn tail: replay stops at the
-// first record that is short or fails its checksum, and that tail — never
-// acknowledged, since Apply returns only after fsync — is cut off before the
-// next append. Replaying a record twice gives the same state as once (adds
-// and updates set a number's record, deletes remove it), which is what makes
-// compaction's crash windows safe.
-
-const (
-	journalMagic  = "LNPDBJ1\n"
-	journalHeader = 16
-	journalRecord = 48
-)
+// The journal (the table's path + ".journal") makes applied updates durable.
+// Its layout is documented in the package doc ("The journal"); its codec
+// lives in format/internal/journal.
 
 // Action is what an Update does.
 type Action byte
@@ -56,165 +34,175 @@ type Update struct {
 	ActivatedAt int64  // unix seconds, 0 if unknown
 }
 
-func (u *Update) encode(seq uint64, b []byte) {
-	clear(b[:journalRecord])
-	binary.LittleEndian.PutUint64(b[8:], seq)
-	b[16] = byte(u.Action)
-	copy(b[17:21], u.SPID)
-	binary.LittleEndian.PutUint64(b[24:], u.TN)
-	binary.LittleEndian.PutUint64(b[32:], u.LRN)
-	binary.LittleEndian.PutUint64(b[40:], uint64(u.ActivatedAt))
-	binary.LittleEndian.PutUint64(b, xxhash.Sum64(b[8:journalRecord]))
-}
-
-func decodeRecord(b []byte) (Update, uint64, bool) {
-	if binary.LittleEndian.Uint64(b) != xxhash.Sum64(b[8:journalRecord]) {
-		return Update{}, 0, false
-	}
-	u := Update{
-		Action:      Action(b[16]),
-		TN:          binary.LittleEndian.Uint64(b[24:]),
-		LRN:         binary.LittleEndian.Uint64(b[32:]),
-		ActivatedAt: int64(binary.LittleEndian.Uint64(b[40:])),
-	}
+func (u *Update) record(seq uint64) journal.Update {
+	r := journal.Update{Seq: seq, Action: byte(u.Action), TN: u.TN, LRN: u.LRN, ActivatedAt: u.ActivatedAt}
 	if u.Action != Delete {
-		u.SPID = string(b[17:21])
+		copy(r.SPID[:], u.SPID)
 	}
-	return u, binary.LittleEndian.Uint64(b[8:]), true
+	return r
 }
 
-// replayed is what reading a journal found.
-type replayed struct {
-	updates []Update
-	seqs    []uint64
-	goodLen int64 // bytes up to the end of the last good record
-	torn    int64 // bytes after it
+func fromRecord(r *journal.Update) Update {
+	u := Update{Action: Action(r.Action), TN: r.TN, LRN: r.LRN, ActivatedAt: r.ActivatedAt}
+	if u.Action != Delete {
+		u.SPID = string(r.SPID[:])
+	}
+	return u
 }
 
-func readJournal(path string) (*replayed, error) {
-	b, err := os.ReadFile(path)
+// Receipt is what a batch of updates did, as Apply first answered it.
+type Receipt struct {
+	Applied  int `json:"applied"`
+	Added    int `json:"added"`
+	Modified int `json:"modified"`
+	Deleted  int `json:"deleted"`
+	// Pending is the number of numbers awaiting compaction right after
+	// the batch.
+	Pending int `json:"pending"`
+	// Replayed is true when the answer is that of an earlier batch with
+	// the same idempotency key: nothing was applied this time.
+	Replayed bool `json:"-"`
+}
+
+// IdempotencyWindow is how long ApplyBatch remembers an idempotency key,
+// across restarts and compactions.
+const IdempotencyWindow = 24 * time.Hour
+
+// ErrIdempotencyKeyReused reports an idempotency key sent again with other
+// updates than the first time: nothing is applied.
+var ErrIdempotencyKeyReused = errors.New("format: idempotency key already used for other updates")
+
+// ErrJournalBroken reports a journal that a failed append left in a state
+// that could not be brought back to its last commit. The DB refuses updates
+// until a compaction rewrites the journal or the table is opened again;
+// lookups go on.
+var ErrJournalBroken = errors.New("format: the journal refuses updates")
+
+// ErrJournalCorrupt reports a journal damaged somewhere other than in an
+// incomplete last batch: replaying it could lose or invent acknowledged
+// updates, so Open refuses it. RecoverJournal sets it aside.
+var ErrJournalCorrupt = errors.New("format: journal damaged")
+
+// remembered is an idempotency key's first answer.
+type remembered struct {
+	commit journal.Commit
+}
+
+func (r remembered) receipt() Receipt {
+	c := r.commit
+	return Receipt{
+		Applied: int(c.Added + c.Modified + c.Deleted), Added: int(c.Added), Modified: int(c.Modified),
+		Deleted: int(c.Deleted), Pending: int(c.Pending), Replayed: true,
+	}
+}
+
+func keyDigest(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// readJournal reads the journal at path; a journal that does not exist reads
+// as empty.
+func readJournal(fs vfs.FS, path string) (*journal.Replay, error) {
+	b, err := vfs.ReadFile(fs, path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &replayed{}, nil
+		return &journal.Replay{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &replayed{}
-	if len(b) < journalHeader {
-		// A crash while creating the journal: nothing was acknowledged.
-		r.torn = int64(len(b))
-		return r, nil
+	r, err := journal.Read(b)
+	if err != nil {
+		return nil, journalError(path, err)
 	}
-	if string(b[:8]) != journalMagic {
-		return nil, fmt.Errorf("%w: %s is not an lnpdb journal", ErrFormat, path)
-	}
-	off := journalHeader
-	for off+journalRecord <= len(b) {
-		u, seq, ok := decodeRecord(b[off:])
-		if !ok {
-			break
-		}
-		r.updates = append(r.updates, u)
-		r.seqs = append(r.seqs, seq)
-		off += journalRecord
-	}
-	r.goodLen = int64(off)
-	r.torn = int64(len(b) - off)
 	return r, nil
 }
 
-// journal is the open, appendable journal.
-type journal struct {
-	f    *os.File
-	path string
-	buf  []byte
+func journalError(path string, err error) error {
+	var ce *journal.CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w: %s: %v (lnpdb journal check shows what is left; lnpdb journal recover sets it aside)", ErrJournalCorrupt, path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
-// openJournal opens the journal for appending, first cutting off a torn tail
-// so that new records follow the last good one.
-func openJournal(path string, goodLen int64) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
+// JournalReport describes a journal as CheckJournal or RecoverJournal found
+// it.
+type JournalReport struct {
+	Path        string
+	Size        int64
+	Batches     int // committed batches that replay (or were kept)
+	Updates     int // updates in them
+	TornBytes   int64
+	TornUpdates int   // whole update records in the dropped incomplete batch
+	Damage      error // nil when the journal replays
+	// After RecoverJournal: where the damaged journal was set aside, and
+	// what could not be kept.
+	SetAsideAs  string
+	LostBytes   int64
+	LostUpdates int
+}
+
+// CheckJournal reads the journal of the table at path without changing
+// anything. A journal that does not exist is empty.
+func CheckJournal(path string) (JournalReport, error) {
+	jp := JournalPath(path)
+	rep := JournalReport{Path: jp}
+	b, err := vfs.ReadFile(vfs.Default, jp)
+	if errors.Is(err, os.ErrNotExist) {
+		return rep, nil
 	}
-	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return rep, err
 	}
-	if goodLen < journalHeader {
-		hdr := make([]byte, journalHeader)
-		copy(hdr, journalMagic)
-		if _, err := f.WriteAt(hdr, 0); err != nil {
-			f.Close()
-			return nil, err
+	rep.Size = int64(len(b))
+	r, err := journal.Read(b)
+	if err != nil {
+		rep.Damage = journalError(jp, err)
+		if r, lost, serr := journal.Salvage(b); serr == nil {
+			rep.Batches, rep.Updates = len(r.Batches), r.Updates()
+			for _, l := range lost {
+				rep.LostBytes += l.Length
+				rep.LostUpdates += l.Updates
+			}
 		}
-		goodLen = journalHeader
+		return rep, nil
 	}
-	if st.Size() != goodLen {
-		if err := f.Truncate(goodLen); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(goodLen, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
-	syncDir(dirOf(path))
-	return &journal{f: f, path: path}, nil
+	rep.Batches, rep.Updates = len(r.Batches), r.Updates()
+	rep.TornBytes, rep.TornUpdates = r.Torn, r.TornUpdates
+	return rep, nil
 }
 
-// append writes the records and fsyncs them: when it returns nil, the
-// updates survive a crash.
-func (j *journal) append(updates []Update, firstSeq uint64) error {
-	j.buf = j.buf[:0]
-	var rec [journalRecord]byte
-	for i := range updates {
-		updates[i].encode(firstSeq+uint64(i), rec[:])
-		j.buf = append(j.buf, rec[:]...)
-	}
-	if _, err := j.f.Write(j.buf); err != nil {
-		return err
-	}
-	return j.f.Sync()
+// RecoverJournal sets a damaged journal of the table at path aside — it is
+// renamed to path.journal.damaged-<UTC time>, never overwritten — and
+// writes in its place a journal holding every batch that still verifies.
+// The report says what was kept and what was lost. A journal that replays
+// is left alone. No process may have the table open meanwhile.
+func RecoverJournal(path string) (JournalReport, error) {
+	return recoverJournal(vfs.Default, path, time.Now())
 }
 
-func (j *journal) close() error { return j.f.Close() }
-
-// writeJournal replaces the journal at path with one holding exactly these
-// updates, by writing a temporary file and renaming it.
-func writeJournal(path string, updates []Update, seqs []uint64) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".journal.tmp-*")
+func recoverJournal(fs vfs.FS, path string, now time.Time) (JournalReport, error) {
+	rep, err := CheckJournal(path)
+	if err != nil || rep.Damage == nil {
+		return rep, err
+	}
+	jp := rep.Path
+	b, err := vfs.ReadFile(fs, jp)
 	if err != nil {
-		return err
+		return rep, err
 	}
-	defer os.Remove(tmp.Name())
-	b := make([]byte, journalHeader, journalHeader+len(updates)*journalRecord)
-	copy(b, journalMagic)
-	var rec [journalRecord]byte
-	for i := range updates {
-		updates[i].encode(seqs[i], rec[:])
-		b = append(b, rec[:]...)
+	r, _, err := journal.Salvage(b)
+	if err != nil {
+		return rep, err
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	aside := jp + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	// A link, not a rename: it fails rather than replace a file of that
+	// name, and the journal stays where it was until its successor is
+	// in place.
+	if err := fs.Link(jp, aside); err != nil {
+		return rep, fmt.Errorf("setting the damaged journal aside: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if _, err := journal.Rewrite(fs, jp, r.Batches); err != nil {
+		return rep, err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(dirOf(path))
-	return nil
+	rep.SetAsideAs = aside
+	return rep, nil
 }

@@ -23,10 +23,11 @@ func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
 	if len(out) < len(tns) {
 		return fmt.Errorf("format: GetMany: out holds %d records, need %d", len(out), len(tns))
 	}
-	s := db.snap.Load()
+	s, ref := db.acquire(0)
 	if s == nil {
 		return ErrClosed
 	}
+	defer s.mp.release(ref)
 	for base := 0; base < len(tns); base += batchSize {
 		end := min(base+batchSize, len(tns))
 		if err := s.getBatch(tns[base:end], f, out[base:end]); err != nil {

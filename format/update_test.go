@@ -106,24 +106,44 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	require.NoError(t, db.Close())
 	st, err := os.Stat(jp)
 	require.NoError(t, err)
-	assert.Equal(t, int64(16+4*48), st.Size(), "the torn tail was cut before the next append")
+	assert.Equal(t, int64(16+4*(48+104)), st.Size(), "the torn tail was cut before the next append")
 
 	db, err = format.Open(path)
 	require.NoError(t, err)
-	defer db.Close()
 	assert.True(t, ported(t, db, 2025550195).OK)
 	assert.Equal(t, 4, db.PendingUpdates())
+	require.NoError(t, db.Close())
 
-	// A flipped byte inside an earlier record ends the good prefix there.
+	// A flipped byte inside an earlier, committed batch is damage, not a
+	// torn tail: Open refuses the journal, naming it and the offset,
+	// instead of dropping the acknowledged batches after it.
 	b, err := os.ReadFile(jp)
 	require.NoError(t, err)
-	b[16+48+20] ^= 1
+	b[16+152+20] ^= 1
 	require.NoError(t, os.WriteFile(jp, b, 0o644))
+	_, err = format.Open(path)
+	require.ErrorIs(t, err, format.ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), jp)
+	assert.Contains(t, err.Error(), "offset 168")
+	rep, err := format.CheckJournal(path)
+	require.NoError(t, err)
+	require.Error(t, rep.Damage)
+	assert.Equal(t, 3, rep.Batches, "three batches still verify")
+	assert.Equal(t, 1, rep.LostUpdates)
+
+	// Recovery sets the damaged journal aside and keeps what verifies.
+	rep, err = format.RecoverJournal(path)
+	require.NoError(t, err)
+	assert.FileExists(t, rep.SetAsideAs)
+	aside, err := os.ReadFile(rep.SetAsideAs)
+	require.NoError(t, err)
+	assert.Equal(t, b, aside, "set aside unchanged")
 	db2, err := format.Open(path)
 	require.NoError(t, err)
 	defer db2.Close()
-	assert.True(t, ported(t, db2, 2025550190).OK)
-	assert.False(t, ported(t, db2, 2025550191).OK, "replay stops at the first damaged record")
+	for tn, want := range map[uint64]bool{2025550190: true, 2025550191: false, 2025550192: true, 2025550195: true} {
+		assert.Equal(t, want, ported(t, db2, tn).OK, "%d", tn)
+	}
 }
 
 func TestCompact(t *testing.T) {

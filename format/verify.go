@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/internal/mphf"
@@ -16,10 +18,11 @@ import (
 // one, and each record points inside its dictionaries. It returns a
 // *CorruptError naming the first damaged section, or ErrClosed.
 func (db *DB) Verify() error {
-	s := db.snap.Load()
+	s, ref := db.acquire(0)
 	if s == nil {
 		return ErrClosed
 	}
+	defer s.mp.release(ref)
 	return s.verify()
 }
 
@@ -94,37 +97,69 @@ func (s *snapshot) zeros(from, to uint64) error {
 	return nil
 }
 
+// verifyNumSection checks every record of a per-number section: its key is
+// where the partition's perfect hash puts it, and its fields point inside
+// their dictionaries. Partitions are checked in parallel, each read in one
+// piece; the error reported is that of the first damaged partition, so the
+// answer does not depend on scheduling.
 func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) error {
+	errs := make([]error, partitions)
+	next := make(chan int, partitions)
 	for npa := range partitions {
-		pt := &sec.parts[npa]
-		if pt.p.N == 0 {
-			continue
+		if sec.parts[npa].p.N > 0 {
+			next <- npa
 		}
-		hb := make([]byte, pt.p.Size())
-		if _, err := s.m.ReadAt(hb, pt.pilots-int64(pt.p.PilotsOffset())); err != nil {
-			return corrupt(sec.id, "NPA %03d: %v", npa, err)
-		}
-		t, err := mphf.Decode(hb)
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var recs []byte
+			for npa := range next {
+				recs, errs[npa] = s.verifyPartition(sec, npa, check, recs)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return corrupt(sec.id, "NPA %03d: %v", npa, err)
-		}
-		for slot := range pt.p.N {
-			bit := slot * uint64(sec.layout.width)
-			var buf [17]byte
-			if _, err := s.m.ReadAt(buf[:], pt.recs+int64(bit/8)); err != nil {
-				return corrupt(sec.id, "NPA %03d record %d: %v", npa, slot, err)
-			}
-			w := loadWindow(&buf, uint(bit%8))
-			rem := w.field(0, keyBits) + keyBase
-			if rem >= 10000000 || t.Lookup(rem) != slot {
-				return corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
-			}
-			if !check(w) {
-				return corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
-			}
+			return err
 		}
 	}
 	return nil
+}
+
+func (s *snapshot) verifyPartition(sec *numSection, npa int, check func(window) bool, recs []byte) ([]byte, error) {
+	pt := &sec.parts[npa]
+	hb := make([]byte, pt.p.Size())
+	if _, err := s.m.ReadAt(hb, pt.pilots-int64(pt.p.PilotsOffset())); err != nil {
+		return recs, corrupt(sec.id, "NPA %03d: %v", npa, err)
+	}
+	t, err := mphf.Decode(hb)
+	if err != nil {
+		return recs, corrupt(sec.id, "NPA %03d: %v", npa, err)
+	}
+	width := uint64(sec.layout.width)
+	n := int((pt.p.N*width+7)/8) + 17
+	if cap(recs) < n {
+		recs = make([]byte, n)
+	}
+	recs = recs[:n]
+	if _, err := s.m.ReadAt(recs, pt.recs); err != nil {
+		return recs, corrupt(sec.id, "NPA %03d records: %v", npa, err)
+	}
+	for slot := range pt.p.N {
+		bit := slot * width
+		w := loadWindow((*[17]byte)(recs[bit/8:]), uint(bit%8))
+		rem := w.field(0, keyBits) + keyBase
+		if rem >= 10000000 || t.Lookup(rem) != slot {
+			return recs, corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
+		}
+		if !check(w) {
+			return recs, corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
+		}
+	}
+	return recs, nil
 }
 
 func (s *snapshot) verifyBlocks() error {

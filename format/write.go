@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"runtime"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"github.com/lnpdb/lnpdb/internal/mphf"
 )
 
 // fileWriter appends sections to the output file and remembers where each
 // one went.
 type fileWriter struct {
-	f   *os.File
+	f   vfs.File
 	bw  *bufio.Writer
 	off int64
 	dir []dirEntry
@@ -64,7 +64,7 @@ func (w *fileWriter) checksum(off, n int64) (uint64, error) {
 	return h.Sum64(), nil
 }
 
-func (b *builder) write(f *os.File, builtAt int64) (int64, error) {
+func (b *builder) write(f vfs.File, builtAt int64) (int64, error) {
 	w := &fileWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
 	prefix := headerSize + dirSize(len(sectionOrder))
 	if err := w.write(make([]byte, prefix)); err != nil {

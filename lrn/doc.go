@@ -55,7 +55,9 @@
 // # Errors
 //
 // [ErrInvalidNumber], [ErrNotFound] and [ErrClosed] are the root package's
-// sentinels. Any other error means the table is damaged; it wraps a
+// sentinels; match them with errors.Is. An invalid number's error says what
+// is wrong with it, e.g. "lnpdb: invalid phone number: NPA 911 is an N11
+// code, which is not a geographic area code". Any other error means the table is damaged; it wraps a
 // *format.CorruptError (errors.Is(err, format.ErrCorrupt) holds) and should be
 // reported as an internal error, never to a caller as a lookup answer.
 //

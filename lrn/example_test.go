@@ -85,7 +85,7 @@ func ExampleLookupMany() {
 	defer os.RemoveAll(dir)
 	defer db.Close()
 
-	numbers := []string{"12025550123", "12052890234", "12014810234", "12025560123", "911"}
+	numbers := []string{"12025550123", "12052890234", "12014810234", "12025560123", "911", "19115550123"}
 	var answers []lrn.Answer // reuse it across batches: answers[:0]
 	answers = lrn.LookupMany(db, numbers, lrn.Options{}, answers[:0])
 	for i, a := range answers {
@@ -100,7 +100,8 @@ func ExampleLookupMany() {
 	// 12052890234 12052890999 pooled
 	// 12014810234 12014810234 code
 	// 12025560123 error: lnpdb: number not found
-	// 911 error: lnpdb: invalid phone number
+	// 911 error: lnpdb: invalid phone number: must be 10 digits, or 11 digits starting with 1
+	// 19115550123 error: lnpdb: invalid phone number: NPA 911 is an N11 code, which is not a geographic area code
 }
 
 func ExampleParseTelURI() {

@@ -108,7 +108,9 @@ type Result struct {
 //     activation time;
 //  4. else [ErrNotFound].
 //
-// An unparsable number is [ErrInvalidNumber]; a closed table [ErrClosed].
+// An invalid number is an error matching [ErrInvalidNumber] that says what
+// is wrong (which NANP rule it breaks, when it has the right shape); a
+// closed table is [ErrClosed].
 // Any other error reports a damaged table: it wraps a *format.CorruptError,
 // so errors.Is(err, format.ErrCorrupt) matches it; treat it as an internal
 // error.
@@ -119,7 +121,7 @@ type Result struct {
 func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 	n, canonical, err := nanp.Parse(number)
 	if err != nil {
-		return Result{}, ErrInvalidNumber
+		return Result{}, err // matches ErrInvalidNumber and says why
 	}
 	var rec format.Record
 	if err := db.GetInto(uint64(n), opt.fields(), &rec); err != nil {

@@ -68,7 +68,7 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		for k, num := range chunk {
 			n, canonical, err := nanp.Parse(num)
 			if err != nil {
-				out[base+k] = Answer{Err: ErrInvalidNumber}
+				out[base+k] = Answer{Err: err}
 				continue
 			}
 			if !canonical {

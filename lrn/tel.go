@@ -21,11 +21,12 @@ type TelURI struct {
 // ParseTelURI parses a tel URI or a SIP URI user part with RFC 4694
 // parameters, such as tel:+12025550123;npdi;rn=+12025550000 (the "tel:"
 // prefix is optional; the number and rn take any form CONTRACT §1 accepts;
-// other parameters are ignored). An unparsable input is [ErrInvalidNumber].
+// other parameters are ignored). An unparsable input is an error matching
+// [ErrInvalidNumber] that says what is wrong with it.
 func ParseTelURI(s string) (TelURI, error) {
 	u, err := nanp.ParseTelURI(s)
 	if err != nil {
-		return TelURI{}, ErrInvalidNumber
+		return TelURI{}, err // matches ErrInvalidNumber and says why
 	}
 	t := TelURI{Number: u.Number.String(), NPDI: u.NPDI}
 	if u.RN != 0 {

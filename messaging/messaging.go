@@ -142,14 +142,14 @@ func FromRecord(rec *format.Record) Info {
 
 // Lookup answers the messaging lookup for number, in any form CONTRACT §1
 // accepts. A vacant number (no ported record, NPA-NXX code not assigned) is
-// [ErrNotFound]; an unparsable one is [ErrInvalidNumber].
+// [ErrNotFound]; an unparsable one matches [ErrInvalidNumber].
 //
 // Lookup is safe for concurrent use. It allocates only to format the echoed
 // number when the input is not already canonical.
 func Lookup(db *format.DB, number string) (Result, error) {
 	n, canonical, err := nanp.Parse(number)
 	if err != nil {
-		return Result{}, ErrInvalidNumber
+		return Result{}, err // matches ErrInvalidNumber and says why
 	}
 	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldMessaging)
 	if err != nil {

@@ -111,7 +111,7 @@ type Result struct {
 
 // Lookup scores number, in any form CONTRACT §1 accepts, as the package doc
 // describes. A number that is not ported and whose NPA-NXX code is vacant is
-// [ErrNotFound]; an unparsable one is [ErrInvalidNumber]. Other errors are
+// [ErrNotFound]; an unparsable one matches [ErrInvalidNumber]. Other errors are
 // as for lrn.Lookup: [ErrClosed], or a wrapped corruption error that
 // matches format.ErrCorrupt.
 //
@@ -120,7 +120,7 @@ type Result struct {
 func Lookup(db *format.DB, number string, opt Options) (Result, error) {
 	n, canonical, err := nanp.Parse(number)
 	if err != nil {
-		return Result{}, ErrInvalidNumber
+		return Result{}, err // matches ErrInvalidNumber and says why
 	}
 	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldTrust)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/feed"
 	"github.com/lnpdb/lnpdb/internal/progress"
 )
 
@@ -76,7 +76,7 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 		return ctx.Err()
 	}
 	// The same feed reader as the server's POST /admin/v1/updates.
-	err = httpapi.ReadFeed(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
+	err = feed.Read(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
 		batch = append(batch, u)
 		if len(batch) == applyBatch {
 			return flush()

@@ -115,7 +115,10 @@ func openArg(e *env, name string, args []string) (*format.DB, error) {
 		fs.Usage()
 		return nil, fmt.Errorf("%w: want exactly one FILE", errUsage)
 	}
-	return format.Open(fs.Arg(0))
+	// The table file alone: a damaged journal is not a damaged table
+	// (lnpdb journal check covers the journal), and inspecting changes
+	// nothing.
+	return format.Open(fs.Arg(0), format.ReadOnly())
 }
 
 func runInspect(ctx context.Context, e *env, args []string) error {

@@ -17,7 +17,6 @@ import (
 	"github.com/lnpdb/lnpdb/internal/pdb"
 	"github.com/lnpdb/lnpdb/internal/sipredirect"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // dipFlags are serve's flags for the softswitch front ends: SIP redirect,
@@ -41,14 +40,6 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 
 // udpBuffer is the receive buffer asked for every front end's UDP socket.
 const udpBuffer = 4 << 20
-
-// newRegistry is the registry /metrics serves: the Go runtime and process
-// collectors, then every front end's metrics.
-func newRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg
-}
 
 // dips are the running front ends.
 type dips struct {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/feed"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
@@ -68,8 +69,8 @@ func newLiveFixture(t *testing.T) *liveFixture {
 		alt[p] = &fstest.MapFile{Data: b}
 		return err
 	}))
-	var altRows, feed bytes.Buffer
-	aw, fw := csv.NewWriter(&altRows), csv.NewWriter(&feed)
+	var altRows, feedBuf bytes.Buffer
+	aw, fw := csv.NewWriter(&altRows), csv.NewWriter(&feedBuf)
 	require.NoError(t, aw.Write(rows[0]))
 	require.NoError(t, fw.Write([]string{"action", "tn", "lrn", "spid", "activated_at"}))
 	for i, r := range rows[1:] {
@@ -86,7 +87,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	aw.Flush()
 	fw.Flush()
 	alt["ported.csv"] = &fstest.MapFile{Data: altRows.Bytes()}
-	f.feed = feed.String()
+	f.feed = feedBuf.String()
 
 	f.sample = testdb.Build(t, src)
 	f.alt = testdb.Build(t, alt)
@@ -101,7 +102,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 		require.NoError(t, err)
 		if path == withUpdates {
 			var ups []format.Update
-			require.NoError(t, httpapi.ReadFeed(strings.NewReader(f.feed), "feed", func(u format.Update) error {
+			require.NoError(t, feed.Read(strings.NewReader(f.feed), "feed", func(u format.Update) error {
 				ups = append(ups, u)
 				return nil
 			}))

@@ -11,6 +11,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/nanp"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -54,7 +55,11 @@ var (
 func bodyFor(err error) errorBody {
 	switch {
 	case errors.Is(err, lnpdb.ErrInvalidNumber):
-		return invalidBody
+		b := invalidBody
+		if rule, ok := nanp.Rule(err); ok {
+			b.Details = rule // the NANP rule a number of the right shape breaks
+		}
+		return b
 	case errors.Is(err, lnpdb.ErrNotFound):
 		return notFoundBody
 	}

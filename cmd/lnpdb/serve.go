@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/live"
 )
 
 func init() {
@@ -38,13 +39,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "")
 	dbPath := fs.String("db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
-	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new)")
+	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
 	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
 	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
-	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
+	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	dipOpts := addDipFlags(fs)
@@ -62,53 +63,32 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
 	}
 	// Log lines are written in batches: a line per request written on its
-	// own would cost a system call per request.
+	// own would cost a system call per request. A log output that stops
+	// reading loses lines (counted) instead of stalling requests.
 	logOut := httpapi.NewLogWriter(e.stderr, logFlushEvery)
 	defer logOut.Close()
-	var logHandler slog.Handler
-	switch *logFormat {
-	case "text":
-		logHandler = slog.NewTextHandler(logOut, nil)
-	case "json":
-		logHandler = slog.NewJSONHandler(logOut, nil)
-	default:
-		return fmt.Errorf("%w: --log-format must be text or json", errUsage)
+	log, err := newServeLog(logOut, *logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(logHandler)
 
 	// An exposed server without keys is a mistake; the zero-setup demo
 	// (no --db) gets a development key instead.
 	if *dbPath != "" && *keysPath == "" && !*devKey {
 		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, *dbPath)
 	}
-	var keys []httpapi.Key
-	if *keysPath != "" {
-		ks, err := httpapi.LoadKeys(*keysPath)
-		if err != nil {
-			return err
-		}
-		if ks.Len() == 0 && !*devKey {
-			return fmt.Errorf("%s holds no keys: no request could be served (add one with lnpdb key new --keys %s)", *keysPath, *keysPath)
-		}
-		keys = ks.Keys()
-	}
 	var (
-		dev string
-		err error
+		dev     string
+		devHash *httpapi.Key
 	)
 	if *devKey || *keysPath == "" {
 		dev = httpapi.NewKey()
-		keys = append(keys, httpapi.HashKey(dev))
+		h := httpapi.HashKey(dev)
+		devHash = &h
 	}
-
-	var adminKeys *httpapi.KeySet
-	if *adminKeysPath != "" {
-		if adminKeys, err = httpapi.LoadKeys(*adminKeysPath); err != nil {
-			return err
-		}
-		if adminKeys.Len() == 0 {
-			return fmt.Errorf("%s holds no keys: leave out --admin-keys to serve without the admin API", *adminKeysPath)
-		}
+	keys, err := loadServeKeys(*keysPath, *adminKeysPath, devHash)
+	if err != nil {
+		return err
 	}
 
 	// Listen first: a busy port fails before any work is done.
@@ -132,13 +112,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer cleanup()
-	db, err := format.Open(path)
+	// Every byte is checked before the first lookup, and every
+	// replacement before it is swapped in: a damaged file is refused,
+	// never served.
+	opened := time.Now()
+	db, err := format.Open(path, format.WithVerify())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	logRecovery(log, db, time.Since(opened))
 
-	reg := newRegistry()
+	reg := httpapi.NewRegistry()
 	metrics, err := httpapi.NewMetrics(reg)
 	if err != nil {
 		return err
@@ -148,30 +133,33 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := metrics.RegisterLogWriter(logOut); err != nil {
+		return err
+	}
+	// Live data: reloads on file replacement and SIGHUP, updates through
+	// the admin API, compaction in the background; stopped and awaited
+	// before the table closes.
+	lv, err := live.Start(live.Config{DB: db, Logger: log, CompactAt: *compactAt, Watch: *watchEvery, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	defer lv.Stop()
 	h, err := httpapi.New(httpapi.Config{
 		Tables:       httpapi.NewTable(db),
-		Keys:         httpapi.NewKeySet(keys...),
+		Keys:         keys.lookup,
 		DefaultLimit: *limit,
 		Logger:       log,
 		AccessLog:    *accessLog,
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
+		Live:         lv.Status,
 	})
 	if err != nil {
 		return err
 	}
 
-	// Live data: reloads on file replacement and SIGHUP, updates through
-	// the admin API, compaction in the background.
-	lv := newLive(db, log, *compactAt)
 	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() {
-		stopLive()
-		lv.wait() // before db.Close
-	}()
-	if *watchEvery > 0 {
-		go lv.watch(liveCtx, *watchEvery)
-	}
+	defer stopLive()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -181,17 +169,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			case <-liveCtx.Done():
 				return
 			case <-hup:
-				_ = lv.reload("SIGHUP") // logged
+				_ = lv.Reload("SIGHUP") // logged
+				keys.reload(log, "SIGHUP")
 			}
 		}
 	}()
 	var root http.Handler = h
-	if adminKeys != nil {
+	if keys.admin != nil {
 		admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
 			Tables:    httpapi.NewTable(db),
-			Keys:      adminKeys,
-			Compact:   func() bool { return lv.startCompaction(liveCtx, "admin") },
-			Applied:   func(*format.DB) { lv.applied(liveCtx) },
+			Keys:      keys.admin,
+			Live:      lv,
 			Logger:    log,
 			AccessLog: *accessLog,
 		})
@@ -217,8 +205,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base := "http://" + ln.Addr().String()
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", len(keys),
-		"admin_api", adminKeys != nil, "compact_at", *compactAt)
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", keys.lookup.Len(),
+		"admin_api", keys.admin != nil, "compact_at", *compactAt)
 	if len(servers) > 1 {
 		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
 	}
@@ -248,6 +236,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		err = nil
 	}
 	return err
+}
+
+// logRecovery tells the operator what opening the table found and mended.
+func logRecovery(log *slog.Logger, db *format.DB, took time.Duration) {
+	info := db.Info()
+	log.Info("table opened and verified", "table", info.Path, "size", info.Size,
+		"duration", took.Round(time.Millisecond))
+	r := db.Recovery()
+	if r.TornBytes > 0 {
+		log.Warn("journal: an incomplete last batch was dropped (it was never acknowledged)",
+			"table", info.Path, "bytes", r.TornBytes, "updates", r.TornUpdates)
+	}
+	for _, f := range r.RemovedTemps {
+		log.Info("removed a temporary file of an interrupted build, compaction or journal rewrite", "file", f)
+	}
+	if r.SetAside > 0 {
+		log.Warn("pending updates set aside: their SPID is not in the table", "table", info.Path,
+			"set_aside", r.SetAside, "file", format.SetAsidePath(info.Path))
+	}
 }
 
 func newServer(h http.Handler, log *slog.Logger) *http.Server {

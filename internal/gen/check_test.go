@@ -11,6 +11,8 @@ import (
 	_ "time/tzdata" // the checks load every rate center's IANA zone
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // The rows of a generated directory as the checks read them back.
@@ -78,8 +80,8 @@ func parseTN(t *testing.T, s string) int64 {
 	require.Regexp(t, digitRE, s)
 	n, _ := strconv.ParseInt(s, 10, 64)
 	npa, nxx := int(n/10_000_000), int(n/10_000%1000)
-	require.True(t, validNPA(npa), "NPA of %s", s)
-	require.True(t, validNXX(nxx), "NXX of %s", s)
+	require.True(t, nanp.ValidNPA(npa), "NPA of %s", s)
+	require.True(t, nanp.ValidNXX(nxx), "NXX of %s", s)
 	return n
 }
 
@@ -130,7 +132,7 @@ func readDir(t *testing.T, dir string) *dirData {
 	for _, r := range readCSV(t, dir, FileBlocks, "npa,nxx,x,ocn,state,rate_center,lrn,activated_at") {
 		npa, _ := strconv.Atoi(r[0])
 		nxx, _ := strconv.Atoi(r[1])
-		require.True(t, validNPA(npa) && validNXX(nxx), "%v", r)
+		require.True(t, nanp.ValidNPA(npa) && nanp.ValidNXX(nxx), "%v", r)
 		require.True(t, d.hasCarrier(r[3]), "block OCN %s", r[3])
 		_, rcOK := d.rateCenters[r[4]+"|"+r[5]]
 		require.True(t, rcOK, "block rate center")

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // places.csv is the reference table behind every generated location: real
@@ -56,7 +58,7 @@ func parseReference(text string) (*reference, error) {
 			return nil, fmt.Errorf("gen: places.csv:%d: %d fields, want 7", line, len(r))
 		}
 		npa, err := strconv.Atoi(r[0])
-		if err != nil || !validNPA(npa) {
+		if err != nil || !nanp.ValidNPA(npa) {
 			return nil, fmt.Errorf("gen: places.csv:%d: invalid NPA %q", line, r[0])
 		}
 		state, city := r[1], r[2]
@@ -96,14 +98,4 @@ func parseReference(text string) (*reference, error) {
 // case, no periods ("St. Louis" → "ST LOUIS").
 func rateCenterName(city string) string {
 	return strings.ToUpper(strings.ReplaceAll(city, ".", ""))
-}
-
-// validNPA reports whether n is a NANP area code: [2-9]XX, not N11, not N9X.
-func validNPA(n int) bool {
-	return n >= 200 && n <= 999 && n%100 != 11 && n/10%10 != 9
-}
-
-// validNXX reports whether n is a NANP central office code: [2-9]XX, not N11.
-func validNXX(n int) bool {
-	return n >= 200 && n <= 999 && n%100 != 11
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 func TestReference(t *testing.T) {
@@ -14,7 +16,7 @@ func TestReference(t *testing.T) {
 	assert.GreaterOrEqual(t, len(ref.npas), 350)
 	states := map[string]bool{}
 	for _, n := range ref.npas {
-		assert.True(t, validNPA(n.npa), "NPA %d", n.npa)
+		assert.True(t, nanp.ValidNPA(n.npa), "NPA %d", n.npa)
 		require.NotEmpty(t, n.places, "NPA %d", n.npa)
 		for _, p := range n.places {
 			assert.Equal(t, n.state, ref.places[p].state, "NPA %d serves a city of its state", n.npa)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // carrier is one row of carriers.csv and what the generator knows about it.
@@ -68,7 +70,7 @@ var nxxPool = func() []int32 {
 	var p []int32
 	for n := int32(200); n <= 999; n++ {
 		switch {
-		case !validNXX(int(n)), n == 555, n == 950, n == 958, n == 959, n == 976:
+		case !nanp.ValidNXX(int(n)), n == 555, n == 950, n == 958, n == 959, n == 976:
 			continue
 		}
 		p = append(p, n)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -58,7 +59,11 @@ func errorBodyFor(t testing.TB, err error) errorBody {
 	t.Helper()
 	switch {
 	case errors.Is(err, lnpdb.ErrInvalidNumber):
-		return errorBody{"Invalid phone number format", "INVALID_PHONE_NUMBER", "Phone number must be 11 digits starting with 1"}
+		details := "Phone number must be 11 digits starting with 1"
+		if rule, ok := nanp.Rule(err); ok {
+			details = rule
+		}
+		return errorBody{"Invalid phone number format", "INVALID_PHONE_NUMBER", details}
 	case errors.Is(err, lnpdb.ErrNotFound):
 		return errorBody{"Number not found", "NUMBER_NOT_FOUND", "The number's NPA-NXX code is not assigned to any carrier"}
 	}

@@ -1,10 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,13 +8,11 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/source"
+	"github.com/lnpdb/lnpdb/internal/feed"
 )
 
 // The admin API changes the table while it serves:
@@ -33,19 +27,26 @@ import (
 // about a million rows.
 const MaxUpdateBodyBytes = 64 << 20
 
-// AdminConfig configures the admin handler. Tables and Keys are required.
+// Live is what the admin API needs of the runner that keeps the table
+// current (live.Runner).
+type Live interface {
+	// StartCompaction starts a compaction in the background and reports
+	// whether it started (false: one is running already).
+	StartCompaction(reason string) bool
+	// Applied is told of each applied batch.
+	Applied()
+}
+
+// AdminConfig configures the admin handler. Tables, Keys and Live are
+// required.
 type AdminConfig struct {
 	// Tables gives the table updates are applied to.
 	Tables TableSource
 	// Keys authenticates admin keys; lookup keys do not belong here.
 	Keys KeyStore
-	// Compact starts a compaction of the current table in the background
-	// and reports whether it started (false: one is running already). Nil
-	// means a compaction of Tables' table run by the handler itself.
-	Compact func() bool
-	// Applied, when set, is called after each applied batch with the
-	// table it went to.
-	Applied func(db *format.DB)
+	// Live compacts the table: in the background when asked, and past
+	// its threshold after each applied batch. Required.
+	Live Live
 	// Logger receives errors and, with AccessLog, one line per request.
 	Logger    *slog.Logger
 	AccessLog bool
@@ -53,14 +54,12 @@ type AdminConfig struct {
 
 // Admin is the http.Handler of the admin API, for paths under /admin/.
 type Admin struct {
-	tables     TableSource
-	keys       KeyStore
-	compact    func() bool
-	applied    func(db *format.DB)
-	log        *slog.Logger
-	access     bool
-	mux        *http.ServeMux
-	compacting atomic.Bool // for the default Compact
+	tables TableSource
+	keys   KeyStore
+	live   Live
+	log    *slog.Logger
+	access bool
+	mux    *http.ServeMux
 }
 
 // NewAdmin returns the admin handler for cfg.
@@ -71,13 +70,13 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("httpapi: AdminConfig.Keys is required")
 	}
-	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, compact: cfg.Compact, applied: cfg.Applied,
+	if cfg.Live == nil {
+		return nil, errors.New("httpapi: AdminConfig.Live is required")
+	}
+	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live,
 		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
-	}
-	if a.compact == nil {
-		a.compact = a.compactInBackground
 	}
 	for path, fn := range map[string]func(*recorder, *http.Request){
 		"/admin/v1/updates": a.updates,
@@ -154,7 +153,21 @@ type updatesBody struct {
 	Pending  int `json:"pending"` // numbers awaiting compaction, after the batch
 }
 
+// AdminBodyTimeout bounds how long an update feed may take to arrive: 64 MiB
+// at 112 KB/s. The server's own read and write timeouts are far shorter.
+const AdminBodyTimeout = 10 * time.Minute
+
+// maxIdempotencyKey is the longest Idempotency-Key header accepted.
+const maxIdempotencyKey = 255
+
 var (
+	errIdempotencyKeyTooLong = invalidRequest("The Idempotency-Key header is longer than 255 bytes")
+	errIdempotencyKeyReused  = &apiError{http.StatusUnprocessableEntity, errorBody{
+		"Idempotency key reused", CodeIdempotencyKeyReused,
+		"This Idempotency-Key was sent before with other updates; nothing was applied. Use a new key for a new feed"}}
+	errJournalBroken = &apiError{http.StatusServiceUnavailable, errorBody{
+		"Storage unavailable", CodeStorageUnavailable,
+		"Updates are refused: a failed write left the journal unusable; lookups go on. A compaction (POST /admin/v1/compact) or a restart makes updates possible again; nothing was applied"}}
 	errFeedType    = invalidRequest("Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)")
 	errFeedTooBig  = invalidRequest("The request body is larger than 64 MiB; split the feed")
 	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
@@ -165,10 +178,10 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	if !a.authorize(w, r) {
 		return
 	}
-	parse := ParseFeedJSON
+	parse := feed.ParseJSON
 	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); {
 	case mt == "text/csv":
-		parse = ParseFeedCSV
+		parse = feed.ParseCSV
 	case isJSON(r.Header.Get("Content-Type")):
 	default:
 		writeError(w, errFeedType)
@@ -178,6 +191,17 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		writeError(w, errFeedTooBig)
 		return
 	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		writeError(w, errIdempotencyKeyTooLong)
+		return
+	}
+	// A feed of up to 64 MiB on a slow link takes longer than the server's
+	// request timeouts allow; it gets its own deadlines, so that its
+	// answer — written only after the fsync — reaches the client.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(AdminBodyTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(AdminBodyTimeout + time.Minute))
 	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, MaxUpdateBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -197,36 +221,41 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		writeError(w, errUnavailable)
 		return
 	}
-	if err := db.Apply(ups); err != nil {
+	rec, err := db.ApplyBatch(ups, key)
+	if err != nil {
 		switch {
 		case errors.Is(err, format.ErrInvalidUpdate):
 			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
 			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was applied"))
 		case errors.Is(err, format.ErrClosed):
 			writeError(w, errFeedClosing)
-		default:
-			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
+		case errors.Is(err, format.ErrIdempotencyKeyReused):
+			writeError(w, errIdempotencyKeyReused)
+		case errors.Is(err, format.ErrJournalBroken):
+			a.log.LogAttrs(r.Context(), slog.LevelError, "updates refused: the journal is unusable until a compaction rewrites it or the server restarts",
 				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
-			writeError(w, errInternal)
+			writeError(w, errJournalBroken)
+		default:
+			e := storageFailure(err)
+			a.log.LogAttrs(r.Context(), slog.LevelError, "applying updates failed",
+				slog.Int("updates", len(ups)), slog.Int("status", e.status), slog.String("error", err.Error()))
+			writeError(w, e)
 		}
 		return
 	}
-	res := updatesBody{Applied: len(ups)}
-	for _, u := range ups {
-		switch u.Action {
-		case format.Add:
-			res.Added++
-		case format.Modify:
-			res.Modified++
-		case format.Delete:
-			res.Deleted++
-		}
+	res := updatesBody{Applied: rec.Applied, Added: rec.Added, Modified: rec.Modified, Deleted: rec.Deleted, Pending: rec.Pending}
+	if rec.Replayed {
+		// The first answer to this key, again: nothing was applied now.
+		w.Header().Set("Idempotent-Replayed", "true")
+		a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates already applied under this idempotency key",
+			slog.Int("applied", res.Applied), slog.String("admin_key", w.keyID))
+		writeJSON(w, http.StatusOK, &res)
+		return
 	}
-	res.Pending = db.PendingUpdates()
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates applied",
 		slog.Int("applied", res.Applied), slog.Int("pending", res.Pending), slog.String("admin_key", w.keyID))
-	if a.applied != nil && len(ups) > 0 {
-		a.applied(db)
+	if len(ups) > 0 {
+		a.live.Applied()
 	}
 	writeJSON(w, http.StatusOK, &res)
 }
@@ -247,142 +276,8 @@ func (a *Admin) compactNow(w *recorder, r *http.Request) {
 		return
 	}
 	res := compactBody{Status: "running", Pending: db.PendingUpdates()}
-	if a.compact() {
+	if a.live.StartCompaction("admin") {
 		res.Status = "started"
 	}
 	writeJSON(w, http.StatusAccepted, &res)
-}
-
-// compactInBackground is the Compact of a handler configured without one.
-func (a *Admin) compactInBackground() bool {
-	db := a.tables.DB()
-	if db == nil || !a.compacting.CompareAndSwap(false, true) {
-		return false
-	}
-	go func() {
-		defer a.compacting.Store(false)
-		start := time.Now()
-		pending := db.PendingUpdates()
-		if err := db.Compact(context.Background()); err != nil {
-			a.log.Error("compaction failed", "table", db.Path(), "error", err)
-			return
-		}
-		a.log.Info("compacted", "table", db.Path(), "folded", pending, "duration", time.Since(start))
-	}()
-	return true
-}
-
-// feedHeader is the header of an update feed (DATA.md, Live updates).
-const feedHeader = "action,tn,lrn,spid,activated_at"
-
-// ReadFeed reads an update feed — CSV with the columns action, tn, lrn,
-// spid and activated_at, as port-data vendors deliver it — calling fn with
-// each update in order. name is used in error messages. The first bad row
-// stops the read with an error naming its line and column.
-func ReadFeed(r io.Reader, name string, fn func(format.Update) error) error {
-	return source.ReadUpdates(r, name, source.Options{}, func(u *source.Update) error {
-		return fn(format.Update{
-			Action:      format.Action(u.Action),
-			TN:          uint64(u.TN),
-			LRN:         uint64(u.LRN),
-			SPID:        u.SPID,
-			ActivatedAt: u.ActivatedAt,
-		})
-	})
-}
-
-// ParseFeedCSV parses a whole update feed (see ReadFeed).
-func ParseFeedCSV(body []byte) ([]format.Update, error) {
-	var ups []format.Update
-	err := ReadFeed(bytes.NewReader(body), "feed", func(u format.Update) error {
-		ups = append(ups, u)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ups, nil
-}
-
-// feedJSON is one update of a JSON update feed: the CSV feed's columns as
-// the fields of an object.
-type feedJSON struct {
-	Action      string   `json:"action"`
-	TN          string   `json:"tn"`
-	LRN         string   `json:"lrn"`
-	SPID        string   `json:"spid"`
-	ActivatedAt feedTime `json:"activated_at"`
-}
-
-// feedTime is activated_at in JSON: a string as the CSV feed writes it
-// (RFC 3339 or yyyymmddhhmmss), or Unix seconds as an integer.
-type feedTime string
-
-func (t *feedTime) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*t = feedTime(s)
-		return nil
-	}
-	if string(b) == "null" {
-		*t = ""
-		return nil
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil || n < 0 || n > 1<<32-1 {
-		return fmt.Errorf("activated_at must be a time string or Unix seconds, not %.30s", b)
-	}
-	*t = feedTime(time.Unix(n, 0).UTC().Format(time.RFC3339))
-	return nil
-}
-
-// ParseFeedJSON parses a JSON update feed: an array of objects with the
-// CSV feed's columns as string fields (activated_at may also be Unix
-// seconds). Every element is checked exactly as a CSV row is.
-func ParseFeedJSON(body []byte) ([]format.Update, error) {
-	var rows []feedJSON
-	if err := json.Unmarshal(body, &rows); err != nil {
-		te, ok := errors.AsType[*json.UnmarshalTypeError](err)
-		switch {
-		case ok && te.Field != "":
-			return nil, fmt.Errorf("%s must be %s, not %s", te.Field, kindName(te.Type), te.Value)
-		case ok:
-			return nil, errors.New("the body must be a JSON array of update objects")
-		}
-		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return nil, errors.New("the body is not valid JSON")
-		}
-		return nil, err // feedTime's
-	}
-	// Through the CSV parser, so that both forms accept exactly the same
-	// values. Control characters cannot be valid values; refusing them here
-	// keeps one element on one CSV line, so that line numbers map back.
-	var buf bytes.Buffer
-	buf.WriteString(feedHeader + "\n")
-	cw := csv.NewWriter(&buf)
-	for i, u := range rows {
-		rec := []string{u.Action, u.TN, u.LRN, u.SPID, string(u.ActivatedAt)}
-		for _, f := range rec {
-			if strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-				return nil, fmt.Errorf("update %d: a field holds a control character", i+1)
-			}
-		}
-		_ = cw.Write(rec) // a bytes.Buffer does not fail
-	}
-	cw.Flush()
-	ups, err := ParseFeedCSV(buf.Bytes())
-	if err != nil {
-		if re, ok := errors.AsType[*source.RowError](err); ok && re.Line >= 2 {
-			s := "update " + strconv.Itoa(re.Line-1) + ": "
-			if re.Column != "" {
-				s += re.Column + ": "
-			}
-			return nil, errors.New(s + re.Reason)
-		}
-		return nil, err
-	}
-	return ups, nil
 }

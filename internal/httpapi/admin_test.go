@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
@@ -27,11 +28,19 @@ type adminServer struct {
 
 func newAdminServer(t *testing.T) *adminServer {
 	t.Helper()
-	db := testdb.Sample(t)
+	return newAdminServerOn(t, testdb.Sample(t))
+}
+
+// newAdminServerOn is newAdminServer for a table of the caller's.
+func newAdminServerOn(t *testing.T, db *format.DB) *adminServer {
+	t.Helper()
 	tables := NewTable(db)
 	h, err := New(Config{Tables: tables, Keys: testKeys(), DefaultLimit: 1 << 30, Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
-	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: NewKeySet(HashKey(adminKey)), Logger: slog.New(slog.DiscardHandler)})
+	lv, err := live.Start(live.Config{DB: db})
+	require.NoError(t, err)
+	t.Cleanup(lv.Stop)
+	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: NewKeySet(HashKey(adminKey)), Live: lv, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/admin/") {

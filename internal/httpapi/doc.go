@@ -52,7 +52,11 @@
 //
 // With [Config.AccessLog], one line per request: method, path, status,
 // duration, bytes, the key's id (never the key) and the remote address.
-// [LogWriter] batches log lines so that they do not cost a system call each.
+// [LogWriter] batches log lines so that they do not cost a system call each,
+// and never makes a request wait for a slow or stuck log output: past a
+// bounded buffer it drops lines, counts them (exported by
+// [Metrics.RegisterLogWriter] as lnpdb_log_lines_dropped_total) and writes a
+// notice of how many once the output reads again.
 //
 // # Tables
 //

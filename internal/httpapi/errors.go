@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // The error codes of CONTRACT §6, and NOT_FOUND for a path that is no
@@ -22,6 +24,11 @@ const (
 	CodeInternalError       = "INTERNAL_ERROR"
 	CodeUnavailable         = "UNAVAILABLE"
 	CodeNotFound            = "NOT_FOUND"
+	// Admin API only: the disk under the table is full (507) or failing
+	// (503); an Idempotency-Key sent again with another feed (422).
+	CodeInsufficientStorage  = "INSUFFICIENT_STORAGE"
+	CodeStorageUnavailable   = "STORAGE_UNAVAILABLE"
+	CodeIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
 )
 
 // errorBody is the body of every error response (CONTRACT §6).
@@ -86,6 +93,19 @@ var (
 	errNotObject   = invalidRequest("The request body must be a JSON object")
 	errNoPhone     = invalidRequest("phone_number is required")
 )
+
+// invalidNumber is the answer to an invalid number: the details name the
+// NANP rule it breaks when it has a number's shape (CONTRACT §1), else they
+// are errInvalidNumber's.
+func invalidNumber(err error) *apiError {
+	rule, ok := nanp.Rule(err)
+	if !ok {
+		return errInvalidNumber
+	}
+	e := *errInvalidNumber
+	e.body.Details = rule
+	return &e
+}
 
 func invalidRequest(details string) *apiError {
 	return &apiError{http.StatusBadRequest, errorBody{"Invalid request", CodeInvalidRequest, details}}

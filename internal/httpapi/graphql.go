@@ -132,17 +132,42 @@ func (q *gqlQuery) start(ctx context.Context) (*gqlState, error) {
 	return st, nil
 }
 
-// outcome charges an answered lookup and returns the failure text of an
+// outcome charges an answered lookup and returns the failure of an
 // unanswered one, or nil.
-func (q *gqlQuery) outcome(ctx context.Context, st *gqlState, kind string, err error) *string {
+func (q *gqlQuery) outcome(ctx context.Context, st *gqlState, kind string, err error) *apiError {
 	if err == nil {
 		err = q.h.charge(ctx, st.key, kind)
 	}
-	e := q.h.lookupError(ctx, kind, err)
-	if e == nil {
+	return q.h.lookupError(ctx, kind, err)
+}
+
+// failure resolves the fields every result type has: success, error, and
+// the code and details of the REST error body (CONTRACT §6).
+type failure struct {
+	fail *apiError // nil on success
+}
+
+func (f *failure) Success() bool { return f.fail == nil }
+
+func (f *failure) Error() *string {
+	if f.fail == nil {
 		return nil
 	}
-	return &e.body.Error
+	return &f.fail.body.Error
+}
+
+func (f *failure) Code() *string {
+	if f.fail == nil {
+		return nil
+	}
+	return &f.fail.body.Code
+}
+
+func (f *failure) Details() *string {
+	if f.fail == nil {
+		return nil
+	}
+	return &f.fail.body.Details
 }
 
 // canonical returns number's canonical form, or nil when it is no number:
@@ -198,14 +223,12 @@ func (q *gqlQuery) LookupLrn(ctx context.Context, args lrnArgs) (*gqlLRN, error)
 type gqlLRN struct {
 	res                 lrn.Result
 	enhanced, messaging bool
-	fail                *string
+	failure
 }
 
 func (r *gqlLRN) PhoneNumber() *string { return optional(r.res.PhoneNumber) }
 func (r *gqlLRN) Lrn() *string         { return r.answer(&r.res.LRN) }
 func (r *gqlLRN) Carrier() *string     { return r.answer(&r.res.Enhanced.Carrier) }
-func (r *gqlLRN) Success() bool        { return r.fail == nil }
-func (r *gqlLRN) Error() *string       { return r.fail }
 
 func (r *gqlLRN) LrnActivatedAt() *string {
 	if r.fail != nil || r.res.ActivatedAt.IsZero() {
@@ -260,12 +283,10 @@ func (q *gqlQuery) LookupCnam(ctx context.Context, args phoneArgs) (*gqlCNAM, er
 type gqlCNAM struct {
 	res   cnam.Result
 	phone *string
-	fail  *string
+	failure
 }
 
 func (r *gqlCNAM) PhoneNumber() *string { return r.phone }
-func (r *gqlCNAM) Success() bool        { return r.fail == nil }
-func (r *gqlCNAM) Error() *string       { return r.fail }
 
 func (r *gqlCNAM) Cnam() *string {
 	if r.fail != nil {
@@ -298,7 +319,7 @@ func (q *gqlQuery) LookupMessagingProvider(ctx context.Context, args phoneArgs) 
 type gqlMessaging struct {
 	res   messaging.Result
 	phone *string
-	fail  *string
+	failure
 }
 
 func (r *gqlMessaging) PhoneNumber() *string          { return r.phone }
@@ -306,8 +327,6 @@ func (r *gqlMessaging) MessagingProvider() *string    { return r.answer(&r.res.P
 func (r *gqlMessaging) MessagingCountry() *string     { return r.answer(&r.res.Country) }
 func (r *gqlMessaging) MessagingCountryCode() *string { return r.answer(&r.res.CountryCode) }
 func (r *gqlMessaging) ReferenceID() *string          { return r.answer(&r.res.ReferenceID) }
-func (r *gqlMessaging) Success() bool                 { return r.fail == nil }
-func (r *gqlMessaging) Error() *string                { return r.fail }
 
 func (r *gqlMessaging) MessagingEnabled() *bool {
 	if r.fail != nil {
@@ -347,12 +366,10 @@ func (q *gqlQuery) LookupTrust(ctx context.Context, args phoneArgs) (*gqlTrust, 
 type gqlTrust struct {
 	res   trust.Result
 	phone *string
-	fail  *string
+	failure
 }
 
 func (r *gqlTrust) PhoneNumber() *string { return r.phone }
-func (r *gqlTrust) Success() bool        { return r.fail == nil }
-func (r *gqlTrust) Error() *string       { return r.fail }
 
 func (r *gqlTrust) TrustScore() *int32 {
 	if r.fail != nil {

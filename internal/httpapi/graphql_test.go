@@ -64,28 +64,33 @@ func TestGraphQLLRN(t *testing.T) {
 func TestGraphQLLookupFailures(t *testing.T) {
 	s := newServer(t)
 	vac := vacant(t, s.h.tables.DB())
-	for _, c := range []struct{ number, phone, err string }{
-		{"123", "null", "Invalid phone number format"},
-		{"", "null", "Invalid phone number format"},
-		{vac, `"` + vac + `"`, "Number not found"},
+	const mustBe11 = "Phone number must be 11 digits starting with 1"
+	for _, c := range []struct{ number, phone, err, code, details string }{
+		{"123", "null", "Invalid phone number format", CodeInvalidPhoneNumber, mustBe11},
+		{"", "null", "Invalid phone number format", CodeInvalidPhoneNumber, mustBe11},
+		{"19115550123", "null", "Invalid phone number format", CodeInvalidPhoneNumber, "NPA 911 is an N11 code, which is not a geographic area code"},
+		{"12029110123", "null", "Invalid phone number format", CodeInvalidPhoneNumber, ruleDetails["911 exchange"]},
+		{vac, `"` + vac + `"`, "Number not found", CodeNumberNotFound, "The number's NPA-NXX code is not assigned to any carrier"},
 	} {
 		q := `query($n: String!) {
-			lookupLrn(phoneNumber: $n, includeEnhancedLrn: true, includeMessaging: true) { phoneNumber lrn lrn_activated_at carrier enhanced_lrn_data { carrier } messaging { provider } success error }
-			lookupCnam(phoneNumber: $n) { phoneNumber cnam success error }
-			lookupMessagingProvider(phoneNumber: $n) { phoneNumber messagingProvider messagingEnabled success error }
-			lookupTrust(phoneNumber: $n) { phoneNumber trustScore trustLevel reasons success error }
+			lookupLrn(phoneNumber: $n, includeEnhancedLrn: true, includeMessaging: true) { phoneNumber lrn lrn_activated_at carrier enhanced_lrn_data { carrier } messaging { provider } success error code details }
+			lookupCnam(phoneNumber: $n) { phoneNumber cnam success error code details }
+			lookupMessagingProvider(phoneNumber: $n) { phoneNumber messagingProvider messagingEnabled success error code details }
+			lookupTrust(phoneNumber: $n) { phoneNumber trustScore trustLevel reasons success error code details }
 		}`
 		r, g := s.gql(t, q, map[string]any{"n": c.number})
 		require.Equal(t, http.StatusOK, r.StatusCode, "a lookup's failure is not an HTTP failure")
 		require.Empty(t, g.Errors, "nor a GraphQL error")
-		fail := fmt.Sprintf(`"phoneNumber":%s,"success":false,"error":%q`, c.phone, c.err)
+		fail := fmt.Sprintf(`"phoneNumber":%s,"success":false,"error":%q,"code":%q,"details":%q`, c.phone, c.err, c.code, c.details)
 		assert.JSONEq(t, `{`+fail+`,"lrn":null,"lrn_activated_at":null,"carrier":null,"enhanced_lrn_data":null,"messaging":null}`, string(g.Data["lookupLrn"]))
 		assert.JSONEq(t, `{`+fail+`,"cnam":null}`, string(g.Data["lookupCnam"]))
 		assert.JSONEq(t, `{`+fail+`,"messagingProvider":null,"messagingEnabled":null}`, string(g.Data["lookupMessagingProvider"]))
 		assert.JSONEq(t, `{`+fail+`,"trustScore":null,"trustLevel":null,"reasons":null}`, string(g.Data["lookupTrust"]))
-		// The REST error text is the GraphQL error text.
+		// The REST error body is the GraphQL error, code and details.
 		rest := s.post(t, "/api/v1/lrn", `{"phone_number":"`+c.number+`"}`).json(t)
 		assert.Equal(t, c.err, rest["error"])
+		assert.Equal(t, c.code, rest["code"])
+		assert.Equal(t, c.details, rest["details"])
 	}
 }
 
@@ -335,7 +340,7 @@ func TestIntrospection(t *testing.T) {
 			"lookupTrust(phoneNumber: String!): TrustResult",
 		},
 		"LrnResult": {
-			"carrier: String", "enhanced_lrn_data: EnhancedLrnData", "error: String", "lrn: String",
+			"carrier: String", "code: String", "details: String", "enhanced_lrn_data: EnhancedLrnData", "error: String", "lrn: String",
 			"lrn_activated_at: String", "messaging: MessagingData", "phoneNumber: String", "success: Boolean!",
 		},
 		"EnhancedLrnData": {
@@ -345,13 +350,13 @@ func TestIntrospection(t *testing.T) {
 		"MessagingData": {
 			"country: String!", "country_code: String!", "enabled: Boolean!", "provider: String!", "reference_id: String!",
 		},
-		"CnamResult": {"cnam: String", "error: String", "phoneNumber: String", "success: Boolean!"},
+		"CnamResult": {"cnam: String", "code: String", "details: String", "error: String", "phoneNumber: String", "success: Boolean!"},
 		"MessagingProviderResult": {
-			"error: String", "messagingCountry: String", "messagingCountryCode: String", "messagingEnabled: Boolean",
+			"code: String", "details: String", "error: String", "messagingCountry: String", "messagingCountryCode: String", "messagingEnabled: Boolean",
 			"messagingProvider: String", "phoneNumber: String", "referenceId: String", "success: Boolean!",
 		},
 		"TrustResult": {
-			"complaintCount: Int", "error: String", "firstReported: String", "lastReported: String", "phoneNumber: String",
+			"code: String", "complaintCount: Int", "details: String", "error: String", "firstReported: String", "lastReported: String", "phoneNumber: String",
 			"reasons: [String!]", "spamType: String", "success: Boolean!", "trustLevel: String", "trustScore: Int",
 		},
 	}

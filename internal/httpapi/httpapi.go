@@ -13,6 +13,7 @@ import (
 	"github.com/graph-gophers/graphql-go"
 
 	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -47,6 +48,9 @@ type Config struct {
 	// Now is the clock of trust lookups ("now" of CONTRACT §5); nil means
 	// time.Now.
 	Now func() time.Time
+	// Live, when set, reports reloads, pending updates and refusals for
+	// GET /api/v1/status.
+	Live func() live.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -74,6 +78,7 @@ type Handler struct {
 	access   bool
 	metrics  *Metrics
 	now      func() time.Time
+	live     func() live.Status
 	schema   *graphql.Schema
 	mux      *http.ServeMux
 }
@@ -96,6 +101,7 @@ func New(cfg Config) (*Handler, error) {
 		access:   cfg.AccessLog,
 		metrics:  cfg.Metrics,
 		now:      cfg.Now,
+		live:     cfg.Live,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 //	lnpdb_http_request_duration_seconds{path}        latency histogram
 //	lnpdb_lookups_total{type, result}                lookups by kind and outcome
 //	lnpdb_ratelimit_errors_total                     limiter failures (requests let through)
+//	lnpdb_log_lines_dropped_total                    log lines a slow log output lost (see RegisterLogWriter)
 //
 // path is the endpoint's path, or "other" for a path that is no endpoint, so
 // that clients cannot grow the label set.
@@ -45,13 +47,20 @@ type requestSeries struct {
 	duration prometheus.Observer
 }
 
+// NewRegistry returns a Prometheus registry holding the Go runtime and
+// process collectors, for NewMetrics and the server's other metrics.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
 // NewMetrics registers the handler's metrics with reg and returns them. A
 // nil reg means a new registry that also holds the Go runtime and process
 // collectors.
 func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
 	if reg == nil {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = NewRegistry()
 	}
 	m := &Metrics{
 		gatherer: reg,
@@ -81,6 +90,20 @@ func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// RegisterLogWriter exports l's count of dropped lines as
+// lnpdb_log_lines_dropped_total: a log output that does not keep up loses
+// lines rather than stall requests, and this says how many.
+func (m *Metrics) RegisterLogWriter(l *LogWriter) error {
+	reg, ok := m.gatherer.(prometheus.Registerer)
+	if !ok {
+		return errors.New("httpapi: the metrics registry does not take new metrics")
+	}
+	return reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "lnpdb_log_lines_dropped_total",
+		Help: "Log lines dropped because the log output did not keep up.",
+	}, func() float64 { return float64(l.Dropped()) }))
 }
 
 // Handler serves the metrics in the Prometheus exposition format.

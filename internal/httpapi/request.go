@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lnpdb/lnpdb/internal/feed"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -69,17 +70,7 @@ func kindName(t reflect.Type) string {
 	if t == nil {
 		return "a value"
 	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "a " + t.Kind().String()
+	return feed.KindName(t.Kind())
 }
 
 // isJSON reports whether a Content-Type names JSON: application/json,

@@ -150,7 +150,7 @@ func (h *Handler) lookupError(ctx context.Context, kind string, err error) *apiE
 	switch {
 	case err == nil:
 	case errors.Is(err, lnpdb.ErrInvalidNumber):
-		e, result = errInvalidNumber, "invalid_number"
+		e, result = invalidNumber(err), "invalid_number"
 	case errors.Is(err, lnpdb.ErrNotFound):
 		e, result = errNumberNotFound, "not_found"
 	case errors.Is(err, ErrInsufficientBalance):

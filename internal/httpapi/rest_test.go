@@ -193,6 +193,15 @@ var (
 	big     = `{"phone_number":"12025550123","pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 )
 
+// ruleDetails are the details of TestRESTErrors' numbers that have a
+// number's shape but break a NANP rule (CONTRACT §1).
+var ruleDetails = map[string]string{
+	"N11 area code": "NPA 211 is an N11 code, which is not a geographic area code",
+	"911 area code": "NPA 911 is an N11 code, which is not a geographic area code",
+	"N9X area code": "NPA 290 is an N9X code, reserved for expanding the numbering plan, not a geographic area code",
+	"911 exchange":  "NXX 911 is an N11 code, which is reserved for service codes such as 411 and 911 and never assigned as an exchange code",
+}
+
 func TestRESTErrors(t *testing.T) {
 	s := newServer(t)
 	vac := vacant(t, s.h.tables.DB())
@@ -200,6 +209,10 @@ func TestRESTErrors(t *testing.T) {
 		cases := []errCase{
 			{"invalid number", "POST", path, jsonKey, `{"phone_number":"123"}`, 400, CodeInvalidPhoneNumber},
 			{"N11 area code", "POST", path, jsonKey, `{"phone_number":"12115550123"}`, 400, CodeInvalidPhoneNumber},
+			{"911 area code", "POST", path, jsonKey, `{"phone_number":"19115550123"}`, 400, CodeInvalidPhoneNumber},
+			{"N9X area code", "POST", path, jsonKey, `{"phone_number":"12905550123"}`, 400, CodeInvalidPhoneNumber},
+			{"911 exchange", "POST", path, jsonKey, `{"phone_number":"+1 202 911 0123"}`, 400, CodeInvalidPhoneNumber},
+			{"10 digits with a leading 1", "POST", path, jsonKey, `{"phone_number":"1202555012"}`, 400, CodeInvalidPhoneNumber},
 			{"empty number", "POST", path, jsonKey, `{"phone_number":""}`, 400, CodeInvalidPhoneNumber},
 			{"letters", "POST", path, jsonKey, `{"phone_number":"1202555O123"}`, 400, CodeInvalidPhoneNumber},
 			{"vacant code", "POST", path, jsonKey, `{"phone_number":"` + vac + `"}`, 404, CodeNumberNotFound},
@@ -250,7 +263,11 @@ func TestRESTErrors(t *testing.T) {
 				if c.code == CodeInvalidPhoneNumber {
 					m := r.json(t)
 					assert.Equal(t, "Invalid phone number format", m["error"])
-					assert.Equal(t, "Phone number must be 11 digits starting with 1", m["details"])
+					want, ok := ruleDetails[c.name]
+					if !ok {
+						want = "Phone number must be 11 digits starting with 1"
+					}
+					assert.Equal(t, want, m["details"])
 				}
 			})
 		}

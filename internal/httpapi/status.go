@@ -6,12 +6,14 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/live"
 )
 
 // statusBody is the body of GET /api/v1/status.
 type statusBody struct {
-	Status string      `json:"status"`
-	Table  tableStatus `json:"table"`
+	Status string       `json:"status"`
+	Table  tableStatus  `json:"table"`
+	Live   *live.Status `json:"live,omitempty"`
 }
 
 type tableStatus struct {
@@ -38,10 +40,15 @@ func (h *Handler) status(w *recorder, _ *http.Request) {
 	if !info.BuiltAt.IsZero() {
 		built = lnpdb.Unix(info.BuiltAt.Unix())
 	}
-	writeJSON(w, http.StatusOK, &statusBody{
+	body := statusBody{
 		Status: "ok",
 		Table:  tableStatus{Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
-	})
+	}
+	if h.live != nil {
+		st := h.live()
+		body.Live = &st
+	}
+	writeJSON(w, http.StatusOK, &body)
 }
 
 //go:embed openapi.json

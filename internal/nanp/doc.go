@@ -4,8 +4,11 @@
 //
 // Parsing sits on the hot path of every lookup, so it is exact, runs in one
 // pass over the input and allocates nothing, whether the input is accepted or
-// not. Every error matches [ErrInvalid] with errors.Is; the errors carry a
-// short reason but never the input, so that they can be preallocated.
+// not. Every error matches [ErrInvalid] (which is lnpdb.ErrInvalidNumber)
+// with errors.Is and says what is wrong: a malformed input gets a short
+// reason, a number that breaks a NANP rule a [*RuleError] naming the code
+// and the rule (see [Rule]). Every error is built once, at start, so that
+// rejecting an input allocates nothing.
 //
 // # Accepted forms
 //
@@ -47,8 +50,12 @@
 //     or N9X (reserved for expansion);
 //   - the NXX is [2-9]XX and not of the form N11.
 //
+// [CheckNPA] and [CheckNXX] state these rules for a code on its own, as
+// the source files give NPA and NXX in columns of their own.
+//
 // A leading 1 on a 10-digit-looking input therefore fails: "1202555012"
-// leaves NPA 120.
+// would leave NPA 120. It is reported as a wrong length (country code 1 and
+// a digit short), the likelier mistake, not as a bad NPA.
 //
 // # Data files
 //

@@ -10,7 +10,8 @@ func FuzzParse(f *testing.F) {
 		"1-202-555-0123", "202.555.0123", "tel:+12025550123;npdi;rn=+12025550000",
 		"TEL:2025550123", "1202555012", "+22025550123", "++12025550123",
 		"１2025550123", "1202555\x000123", "(1) 202 555 0123", "12115550123",
-		"12025110123", "", "tel:", "202--555-0123",
+		"12025110123", "", "tel:", "202--555-0123", "19115550123", "12905550123",
+		"12029110123", "19995550123", "10205550123",
 	} {
 		f.Add(s)
 	}
@@ -26,6 +27,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			if n != 0 || canonical {
 				t.Fatalf("Parse(%q) failed with %v but returned %v, %v", s, err, n, canonical)
+			}
+			// A rule error names a code that breaks the rules.
+			if re, ok := err.(*RuleError); ok {
+				if re.Part == "NPA" && ValidNPA(re.Code) || re.Part == "NXX" && ValidNXX(re.Code) || re.Part != "NPA" && re.Part != "NXX" {
+					t.Fatalf("Parse(%q) = %v for a valid %s", s, err, re.Part)
+				}
 			}
 			return
 		}

@@ -1,8 +1,9 @@
 package nanp
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/lnpdb/lnpdb"
 )
 
 // Number is a NANP number as its 10-digit national number NPA-NXX-XXXX, e.g.
@@ -13,8 +14,10 @@ import (
 // package is; check [Number.Valid] for a Number from elsewhere.
 type Number uint64
 
-// ErrInvalid is matched, with errors.Is, by every error this package returns.
-var ErrInvalid = errors.New("nanp: invalid phone number")
+// ErrInvalid is matched, with errors.Is, by every error this package
+// returns. It is lnpdb.ErrInvalidNumber, so that the lookup packages can
+// hand a parse error to their callers as it is, reason included.
+var ErrInvalid = lnpdb.ErrInvalidNumber
 
 // The errors below are built once so that rejecting an input allocates
 // nothing: malformed numbers arrive at the same rate as good ones.
@@ -28,8 +31,9 @@ var (
 	errSeparator = fmt.Errorf("%w: '-' and '.' must follow a digit or ')' and must not end the number", ErrInvalid)
 	errParens    = fmt.Errorf("%w: parentheses must enclose exactly the area code", ErrInvalid)
 	errDigits    = fmt.Errorf("%w: must be 10 ASCII digits, or 11 starting with 1, without punctuation", ErrInvalid)
-	errNPA       = fmt.Errorf("%w: area code (NPA) must be [2-9]XX and not N11 or N9X", ErrInvalid)
-	errNXX       = fmt.Errorf("%w: exchange code (NXX) must be [2-9]XX and not N11", ErrInvalid)
+	// 10 digits starting with 1 are far more likely country code 1 and a
+	// digit short than an area code 1XX: say so rather than blame the NPA.
+	errLeadingOne = fmt.Errorf("%w: 10 digits starting with 1: after country code 1 come 10 more digits", ErrInvalid)
 )
 
 // maxInputLen bounds the input Parse looks at: the longest sane form,
@@ -57,17 +61,13 @@ func (n Number) check() error {
 	switch {
 	case n >= 10_000_000_000:
 		return errLength
-	case !validNPA(n.NPA()):
-		return errNPA
-	case !validNXX(n.NXX()):
-		return errNXX
+	case npaRules[n.NPA()] != nil:
+		return npaRules[n.NPA()]
+	case nxxRules[n.NXX()] != nil:
+		return nxxRules[n.NXX()]
 	}
 	return nil
 }
-
-// validNPA and validNXX take a value below 1000.
-func validNPA(a int) bool { return a >= 200 && a%100 != 11 && a/10%10 != 9 }
-func validNXX(x int) bool { return x >= 200 && x%100 != 11 }
 
 // String returns the canonical form: 11 digits, "1" then NPA-NXX-XXXX.
 func (n Number) String() string {
@@ -111,6 +111,7 @@ func ParseBytes(b []byte) (Number, error) {
 // ParseDigits parses the strict form used in data files: exactly 10 ASCII
 // digits, or 11 starting with 1, without punctuation, and NANP-valid.
 func ParseDigits(s string) (Number, error) {
+	leadingOne := len(s) == 10 && s[0] == '1'
 	switch {
 	case len(s) == 11 && s[0] == '1':
 		s = s[1:]
@@ -118,8 +119,11 @@ func ParseDigits(s string) (Number, error) {
 		return 0, errDigits
 	}
 	v, ok := digits(s)
-	if !ok {
+	switch {
+	case !ok:
 		return 0, errDigits
+	case leadingOne:
+		return 0, errLeadingOne
 	}
 	n := Number(v)
 	if err := n.check(); err != nil {
@@ -241,6 +245,9 @@ func parseNumber[T text](s T) (Number, error) {
 	case 10:
 		if plus {
 			return 0, errPlus
+		}
+		if v/1_000_000_000 == 1 {
+			return 0, errLeadingOne
 		}
 	default:
 		return 0, errLength

@@ -103,8 +103,8 @@ func TestParseRejects(t *testing.T) {
 		{"12 digits", "120255501234", errLength},
 		{"12 digits punctuated", "+1 202 555 01234", errLength},
 		{"11 digits not 1", "22025550123", errCountry},
-		{"leading 1 leaves 9", "1202555012", errNPA},
-		{"leading 1 leaves 9 punctuated", "1-202-555-012", errNPA},
+		{"leading 1 leaves 9", "1202555012", errLeadingOne},
+		{"leading 1 leaves 9 punctuated", "1-202-555-012", errLeadingOne},
 		{"plus 2", "+22025550123", errPlus},
 		{"plus 44", "+442071838750", errPlus},
 		{"plus 10 digits", "+2025550123", errPlus},
@@ -115,22 +115,22 @@ func TestParseRejects(t *testing.T) {
 		{"plus after paren", "(+1) 202 555 0123", errPlus},
 		{"plus then space", "+ 12025550123", errPlus},
 		{"second plus", "+1 +202 555 0123", errPlus},
-		{"NPA 0XX", "10205550123", errNPA},
-		{"NPA 1XX", "11205550123", errNPA},
-		{"NPA 0XX 10 digits", "0205550123", errNPA},
-		{"NPA 1XX 10 digits", "1205550123", errNPA},
-		{"NPA 211", "12115550123", errNPA},
-		{"NPA 411", "4115550123", errNPA},
-		{"NPA 911", "+1 911 555 0123", errNPA},
-		{"NPA 290", "12905550123", errNPA},
-		{"NPA 999", "19995550123", errNPA},
-		{"NPA 890", "8905550123", errNPA},
-		{"NXX 0XX", "12020550123", errNXX},
-		{"NXX 1XX", "12021550123", errNXX},
-		{"NXX 110", "12021105555", errNXX},
-		{"NXX 211", "12022110123", errNXX},
-		{"NXX 511", "12025110123", errNXX},
-		{"NXX 911", "2029110123", errNXX},
+		{"NPA 0XX", "10205550123", npaRules[20]},
+		{"NPA 1XX", "11205550123", npaRules[120]},
+		{"NPA 0XX 10 digits", "0205550123", npaRules[20]},
+		{"NPA 1XX 10 digits", "1205550123", errLeadingOne},
+		{"NPA 211", "12115550123", npaRules[211]},
+		{"NPA 411", "4115550123", npaRules[411]},
+		{"NPA 911", "+1 911 555 0123", npaRules[911]},
+		{"NPA 290", "12905550123", npaRules[290]},
+		{"NPA 999", "19995550123", npaRules[999]},
+		{"NPA 890", "8905550123", npaRules[890]},
+		{"NXX 0XX", "12020550123", nxxRules[55]},
+		{"NXX 1XX", "12021550123", nxxRules[155]},
+		{"NXX 110", "12021105555", nxxRules[110]},
+		{"NXX 211", "12022110123", nxxRules[211]},
+		{"NXX 511", "12025110123", nxxRules[511]},
+		{"NXX 911", "2029110123", nxxRules[911]},
 		{"letters", "202555CALL", errChar},
 		{"letter x", "12025550123x", errChar},
 		{"vanity", "1-800-FLOWERS", errChar},
@@ -206,10 +206,10 @@ func TestParseDigits(t *testing.T) {
 		{"202-555-0123", errDigits},
 		{"202555012x", errDigits},
 		{"1202555012\x00", errDigits},
-		{"1202555012", errNPA},
-		{"2115550123", errNPA},
-		{"2025110123", errNXX},
-		{"12021550123", errNXX},
+		{"1202555012", errLeadingOne},
+		{"2115550123", npaRules[211]},
+		{"2025110123", nxxRules[511]},
+		{"12021550123", nxxRules[155]},
 	} {
 		n, err := ParseDigits(tc.in)
 		assert.Same(t, tc.err, err, "%q", tc.in)
@@ -266,10 +266,10 @@ func TestValid(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	for _, err := range []error{errEmpty, errTooLong, errChar, errPlus, errLength, errCountry,
-		errSeparator, errParens, errDigits, errNPA, errNXX,
+		errSeparator, errParens, errDigits, errLeadingOne, npaRules[911], nxxRules[911],
 		errTelTooLong, errTelParam, errTelNPDI, errTelRN, errTelDupRN} {
 		assert.True(t, errors.Is(err, ErrInvalid), err.Error())
-		assert.True(t, strings.HasPrefix(err.Error(), "nanp: invalid phone number: "), err.Error())
+		assert.True(t, strings.HasPrefix(err.Error(), "lnpdb: invalid phone number: "), err.Error())
 	}
 }
 

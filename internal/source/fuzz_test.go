@@ -139,10 +139,13 @@ func FuzzReadRateCenters(f *testing.F) {
 func FuzzReadBlocks(f *testing.F) {
 	fuzzReader(f, ReadBlocks, seeds("npa,nxx,x,ocn,state,rate_center,lrn,activated_at",
 		"202,555,,AB1C,DC,WASHINGTON,,", "202,555,3,ab1c,dc,WASHINGTON,12025550000,2024-01-02T03:04:05Z",
-		"202,555,A,AB1C,DC,WASHINGTON,2025550000,20240102030405", "102,055,B,AB,D,,20255,x"),
+		"202,555,A,AB1C,DC,WASHINGTON,2025550000,20240102030405", "102,055,B,AB,D,,20255,x",
+		"911,555,,AB1C,DC,W,,", "290,555,,AB1C,DC,W,,", "999,555,,AB1C,DC,W,,", "202,911,,AB1C,DC,W,,",
+		"202,555,,AB1C,DC,W,19115550000,"),
 		func(t *testing.T, v *Block) int {
-			require.True(t, v.NPA >= 200 && v.NPA <= 999, "npa %d", v.NPA)
-			require.True(t, v.NXX >= 200 && v.NXX <= 999, "nxx %d", v.NXX)
+			// A lookup's rules: no row names a code a lookup refuses.
+			require.True(t, nanp.ValidNPA(v.NPA), "npa %d", v.NPA)
+			require.True(t, nanp.ValidNXX(v.NXX), "nxx %d", v.NXX)
 			require.True(t, v.X >= -1 && v.X <= 9, "x %d", v.X)
 			checkCode(t, v.OCN)
 			checkUpper(t, v.State, 2)
@@ -164,7 +167,8 @@ func checkPorted(t *testing.T, v *Ported) int {
 func FuzzReadPorted(f *testing.F) {
 	fuzzReader(f, ReadPorted, seeds("tn,lrn,spid,activated_at",
 		"2025550123,12025550000,AB1C,20240102030405", "12025550124,2025550000,ab1c,",
-		"2025550125,2025550000,6529,2024-01-02T03:04:05-05:00", "1115550123,20255,AB,2024-13-01T00:00:00Z"),
+		"2025550125,2025550000,6529,2024-01-02T03:04:05-05:00", "1115550123,20255,AB,2024-13-01T00:00:00Z",
+		"19115550123,2025550000,AB1C,", "2025550123,12905550000,AB1C,", "12029110123,2025550000,AB1C,"),
 		checkPorted)
 }
 
@@ -174,6 +178,7 @@ func FuzzReadPortedNPAC(f *testing.F) {
 		"1|2025550123|12025550000|AB1C|20240102030405\n2|2025550124|2025550000|ab1c||x|y\n",
 		"1|2025550123|12025550000|AB1C|20240102030405\r2|1115550123|2025550000|AB|19691231235959\r",
 		"\ufeff1|2025550123|2025550000|6529|2024-01-02T03:04:05Z\r\n|||\r\n",
+		"1|19115550123|2025550000|AB1C|\n2|2025550123|9995550000|AB1C|\n3|2029110123|2025550000|AB1C|\n",
 	}, checkPorted)
 }
 

@@ -145,11 +145,22 @@ func ReadBlocks(r io.Reader, file string, opt Options, fn func(*Block) error) er
 
 func parseBlock(p *rowParser, v *Block) (rerr *RowError) {
 	v.Line = p.c.line
-	var ok bool
-	for col, dst := range [...]*int{&v.NPA, &v.NXX} {
+	for col, check := range [...]func(int) error{nanp.CheckNPA, nanp.CheckNXX} {
 		s := p.c.get(col)
-		if *dst, ok = parseCode3(s); !ok {
+		c, ok := parseCode3(s)
+		if !ok {
 			return p.errf(col, nil, "not 3 digits [2-9]XX: %s", quote(s))
+		}
+		// The same rules as a lookup's: a code no lookup can reach is a
+		// mistake in the file, not data.
+		if err := check(c); err != nil {
+			rule, _ := nanp.Rule(err)
+			return p.errf(col, err, "%s", rule)
+		}
+		if col == 0 {
+			v.NPA = c
+		} else {
+			v.NXX = c
 		}
 	}
 	switch s := p.c.get(2); {

@@ -16,12 +16,16 @@ func badNumbers(col string, required bool) []badValue {
 		{col, "20255", `not a 10-digit NANP number: "20255"`},
 		{col, "202555012345", "not a 10-digit NANP number"},
 		{col, "22025550123", "not a 10-digit NANP number"},
-		{col, "1115550123", "area code (NPA)"},
+		{col, "1115550123", "10 digits starting with 1"},
+		{col, "11115550123", `NPA 111 starts with 1, but an area code starts with 2-9: "11115550123"`},
 		{col, "2025550123x", "not a 10-digit NANP number"},
 		{col, "+12025550123", "not a 10-digit NANP number"},
 		{col, "202-555-0123", "not a 10-digit NANP number"},
-		{col, "2021110123", "exchange code (NXX)"},
-		{col, "2925550123", "area code (NPA)"},
+		{col, "2021110123", "NXX 111 starts with 1, but an exchange code starts with 2-9"},
+		{col, "2029110123", "NXX 911 is an N11 code"},
+		{col, "2925550123", "NPA 292 is an N9X code"},
+		{col, "19115550123", "NPA 911 is an N11 code, which is not a geographic area code"},
+		{col, "9995550123", "NPA 999 is an N9X code"},
 	}
 	if required {
 		b = append(b, badValue{col, "", "empty"})
@@ -135,9 +139,13 @@ func TestReadBlocks(t *testing.T) {
 		setLine:  func(v *Block, l int) { v.Line = l },
 		required: []string{"npa", "nxx", "x", "ocn", "state", "rate_center"},
 		bad: append(append(append([]badValue{
-			{"npa", "", "not 3 digits [2-9]XX"}, {"npa", "102", "not 3 digits [2-9]XX"},
+			{"npa", "", "not 3 digits [2-9]XX"}, {"npa", "102", "NPA 102 starts with 1, but an area code starts with 2-9"},
 			{"npa", "20", "not 3 digits"}, {"npa", "2020", "not 3 digits"}, {"npa", "2a2", "not 3 digits"},
-			{"nxx", "055", "not 3 digits [2-9]XX"}, {"nxx", "", "not 3 digits"},
+			{"npa", "911", "NPA 911 is an N11 code, which is not a geographic area code"},
+			{"npa", "290", "NPA 290 is an N9X code, reserved for expanding the numbering plan"},
+			{"npa", "999", "NPA 999 is an N9X code"}, {"npa", "211", "NPA 211 is an N11 code"},
+			{"nxx", "055", "NXX 055 starts with 0, but an exchange code starts with 2-9"}, {"nxx", "", "not 3 digits"},
+			{"nxx", "911", "NXX 911 is an N11 code"}, {"nxx", "411", "NXX 411 is an N11 code"},
 			{"x", "B", "not a digit, empty or A"}, {"x", "10", "not a digit"}, {"x", "-1", "not a digit"},
 			{"x", "AA", "not a digit"},
 			{"state", "d", "not 2 letters"},
@@ -151,6 +159,22 @@ func TestReadBlocks(t *testing.T) {
 			got, err := readAll(ReadBlocks, csvFile(false, spec.cols, spec.with("x", x)), Options{})
 			require.NoError(t, err, x)
 			assert.Equal(t, want, got[0].X, x)
+		}
+	})
+
+	t.Run("NANP rules", func(t *testing.T) {
+		// The rows a lookup could never reach are refused with the file,
+		// the line, the column and the rule.
+		for _, tc := range []struct{ row, msg string }{
+			{"911,555,,AB1C,DC,W", "blocks.csv:3: column npa: NPA 911 is an N11 code, which is not a geographic area code"},
+			{"290,555,,AB1C,DC,W", "blocks.csv:3: column npa: NPA 290 is an N9X code, reserved for expanding the numbering plan, not a geographic area code"},
+			{"999,555,,AB1C,DC,W", "blocks.csv:3: column npa: NPA 999 is an N9X code, reserved for expanding the numbering plan, not a geographic area code"},
+			{"202,911,,AB1C,DC,W", "blocks.csv:3: column nxx: NXX 911 is an N11 code, which is reserved for service codes such as 411 and 911 and never assigned as an exchange code"},
+		} {
+			in := "npa,nxx,x,ocn,state,rate_center\n202,555,,AB1C,DC,W\n" + tc.row + "\n"
+			err := ReadBlocks(strings.NewReader(in), "blocks.csv", Options{}, func(*Block) error { return nil })
+			require.EqualError(t, err, tc.msg)
+			assert.ErrorIs(t, err, nanp.ErrInvalid)
 		}
 	})
 
@@ -186,8 +210,12 @@ func TestReadPorted(t *testing.T) {
 		assert.ErrorIs(t, err, nanp.ErrInvalid)
 
 		_, err = readAll(ReadPorted, csvFile(false, portedSpec.cols, portedSpec.with("tn", "9115550123")), Options{})
-		assert.EqualError(t, err, `f.csv:2: column tn: not a 10-digit NANP number: "9115550123" `+
-			`(area code (NPA) must be [2-9]XX and not N11 or N9X)`)
+		assert.EqualError(t, err, `f.csv:2: column tn: NPA 911 is an N11 code, which is not a geographic area code: "9115550123"`)
+		assert.ErrorIs(t, err, nanp.ErrInvalid)
+		var re *nanp.RuleError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "NPA", re.Part)
+		assert.Equal(t, 911, re.Code)
 
 		_, err = readAll(ReadPorted, csvFile(false, portedSpec.cols, portedSpec.with("tn", strings.Repeat("9", 100))), Options{})
 		assert.ErrorContains(t, err, `"`+strings.Repeat("9", 40)+`"...`, "long values are cut short")

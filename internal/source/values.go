@@ -241,9 +241,10 @@ func isCode[T text](s T) bool {
 	return true
 }
 
-// parseCode3 parses an NPA or NXX: three digits, the first 2-9.
+// parseCode3 parses an NPA or NXX: three digits. The NANP rules on the
+// value are nanp.CheckNPA's and nanp.CheckNXX's.
 func parseCode3(s string) (int, bool) {
-	if len(s) != 3 || s[0] < '2' || s[0] > '9' {
+	if len(s) != 3 {
 		return 0, false
 	}
 	return atoi(s)
@@ -272,12 +273,15 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// numberReason explains why nanp.ParseDigits rejected s. The nanp error's
-// own words are added only when s has the right shape, since then it is the
-// NANP rules (N11, N9X) that failed.
+// numberReason explains why nanp.ParseDigits rejected s: the NANP rule it
+// breaks when it has a number's shape (an N11 or N9X code, say), else that
+// it is not one.
 func numberReason(s string, err error) string {
+	if rule, ok := nanp.Rule(err); ok {
+		return rule + ": " + quote(s)
+	}
 	reason := "not a 10-digit NANP number: " + quote(s)
-	if (len(s) == 10 || len(s) == 11 && s[0] == '1') && allDigits(s, 11) {
+	if (len(s) == 10 || len(s) == 11) && allDigits(s, 11) {
 		reason += " (" + strings.TrimPrefix(err.Error(), nanp.ErrInvalid.Error()+": ") + ")"
 	}
 	return reason

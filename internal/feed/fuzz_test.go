@@ -1,4 +1,4 @@
-package httpapi
+package feed
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ func asJSON(t *testing.T, ups []format.Update) []byte {
 // roundTrip checks that a parsed feed written as JSON parses to itself.
 func roundTrip(t *testing.T, ups []format.Update) {
 	t.Helper()
-	again, err := ParseFeedJSON(asJSON(t, ups))
+	again, err := ParseJSON(asJSON(t, ups))
 	if err != nil {
 		t.Fatalf("%+v as JSON: %v", ups, err)
 	}
@@ -77,7 +77,7 @@ func FuzzFeedCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ups, err := ParseFeedCSV(body)
+		ups, err := ParseCSV(body)
 		if err != nil {
 			return
 		}
@@ -98,7 +98,7 @@ func FuzzFeedJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ups, err := ParseFeedJSON(body)
+		ups, err := ParseJSON(body)
 		if err != nil {
 			return
 		}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lnpdb/lnpdb/format"
+)
+
+func init() {
+	register(command{name: "journal", summary: "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", run: runJournal})
+}
+
+func runJournal(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "recover") {
+		fmt.Fprintln(e.stderr, "usage: lnpdb journal check|recover --db FILE")
+		return fmt.Errorf("%w: want check or recover", errUsage)
+	}
+	verb := args[0]
+	fs := newFlags(e, "journal "+verb, "")
+	dbPath := fs.String("db", "", "the table `file` whose journal (FILE.journal) to "+verb)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *dbPath == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: want --db FILE", errUsage)
+	}
+	var (
+		rep format.JournalReport
+		err error
+	)
+	if verb == "check" {
+		rep, err = format.CheckJournal(*dbPath)
+	} else {
+		rep, err = format.RecoverJournal(*dbPath)
+	}
+	if err != nil {
+		return err
+	}
+	out := e.stdout
+	fmt.Fprintf(out, "journal %s: %d bytes\n", rep.Path, rep.Size)
+	switch {
+	case rep.Damage == nil:
+		fmt.Fprintf(out, "ok: %d committed batches, %d updates replay\n", rep.Batches, rep.Updates)
+		if rep.TornBytes > 0 {
+			fmt.Fprintf(out, "an incomplete last batch (%d bytes, %d whole update records) was never acknowledged and is dropped at the next open\n", rep.TornBytes, rep.TornUpdates)
+		}
+		return nil
+	case verb == "check":
+		fmt.Fprintf(out, "DAMAGED: %v\n", rep.Damage)
+		fmt.Fprintf(out, "recoverable: %d committed batches (%d updates) still verify; %d bytes (%d updates, as far as their commit records tell) do not\n",
+			rep.Batches, rep.Updates, rep.LostBytes, rep.LostUpdates)
+		fmt.Fprintf(out, "to keep what verifies and set the damaged journal aside, stop the server and run: lnpdb journal recover --db %s\n", *dbPath)
+		return &exitError{code: 1, err: fmt.Errorf("journal damaged")}
+	default:
+		fmt.Fprintf(out, "was damaged: %v\n", rep.Damage)
+		fmt.Fprintf(out, "set aside as %s (unchanged)\n", rep.SetAsideAs)
+		fmt.Fprintf(out, "kept: %d committed batches, %d updates; lost: %d bytes, %d updates\n", rep.Batches, rep.Updates, rep.LostBytes, rep.LostUpdates)
+		return nil
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/httpapi"
+)
+
+// blockedOnce is a log output that takes no write until released.
+type blockedOnce struct {
+	syncBuffer
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (b *blockedOnce) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return b.syncBuffer.Write(p)
+}
+
+// TestServeLogDropNotice checks that the notice of dropped lines is a
+// record in the log's own format.
+func TestServeLogDropNotice(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			out := &blockedOnce{entered: make(chan struct{}), release: make(chan struct{})}
+			lw := httpapi.NewLogWriter(out, time.Millisecond)
+			log, err := newServeLog(lw, format)
+			require.NoError(t, err)
+			log.Info("first")
+			<-out.entered
+			big := strings.Repeat("x", 1<<20)
+			for range 3 {
+				log.Info("filler", "pad", big) // more than the buffer holds
+			}
+			dropped := lw.Dropped()
+			require.Positive(t, dropped)
+			close(out.release)
+			require.NoError(t, lw.Close())
+			var notice string
+			for _, line := range strings.Split(out.String(), "\n") {
+				if strings.Contains(line, "lines dropped") {
+					notice = line
+				}
+			}
+			require.NotEmpty(t, notice, "a notice of the dropped lines")
+			if format == "json" {
+				var rec map[string]any
+				require.NoError(t, json.Unmarshal([]byte(notice), &rec), notice)
+				assert.Equal(t, "WARN", rec["level"])
+				assert.Equal(t, float64(dropped), rec["dropped"])
+			} else {
+				assert.Contains(t, notice, `level=WARN msg="log output too slow: lines dropped" dropped=`)
+			}
+		})
+	}
+	_, err := newServeLog(httpapi.NewLogWriter(&syncBuffer{}, 0), "xml")
+	assert.ErrorIs(t, err, errUsage)
+}

@@ -1,0 +1,58 @@
+package format
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// replaceByRename puts a copy of the file at path back over it, as an
+// operator replaces a table.
+func replaceByRename(t *testing.T, path string) {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	tmp := path + ".incoming"
+	require.NoError(t, os.WriteFile(tmp, b, 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// A mapping the DB moved away from stays mapped while a reader holds it and
+// is unmapped by the last one to let go; with no reader, at once.
+func TestMappingReleasedByLastReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.lnpdb")
+	_, err := Build(context.Background(), os.DirFS("testdata/mini"), path, BuildOptions{})
+	require.NoError(t, err)
+	db, err := Open(path)
+	require.NoError(t, err)
+
+	s, ref := db.acquire(2025550123)
+	require.NotNil(t, s)
+	held := s.mp
+	replaceByRename(t, path)
+	require.NoError(t, db.Reload())
+	assert.False(t, held.unmapped(), "a reader still holds the old mapping")
+	var r Record
+	require.NoError(t, s.get(2025550123, FieldPorted, &r), "and can still read it")
+	assert.Equal(t, "12025569000", r.Ported.LRN)
+	s2, again := db.acquire(2025550123)
+	assert.NotSame(t, held, s2.mp, "new readers get the new mapping")
+	s2.mp.release(again)
+	held.release(ref)
+	assert.True(t, held.unmapped(), "the last reader unmaps it")
+
+	idle := db.snap.Load().mp
+	replaceByRename(t, path)
+	require.NoError(t, db.Reload())
+	assert.True(t, idle.unmapped(), "no reader: unmapped by the swap")
+
+	cur := db.snap.Load().mp
+	require.NoError(t, db.Close())
+	assert.True(t, cur.unmapped(), "Close unmaps")
+	_, err = db.Get(2025550123, FieldPorted)
+	assert.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, db.Close(), "Close is idempotent")
+}

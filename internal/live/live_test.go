@@ -1,0 +1,75 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var mini = os.DirFS("../../format/testdata/mini")
+
+// replace renames a copy of b over path, as an operator replaces a table.
+func replace(t *testing.T, path string, b []byte) {
+	tmp := filepath.Join(filepath.Dir(path), ".incoming")
+	require.NoError(t, os.WriteFile(tmp, b, 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+func TestWatchReloadsAndRefusesDamage(t *testing.T) {
+	path := testdb.Build(t, mini)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	db, err := format.Open(path, format.WithVerify())
+	require.NoError(t, err)
+	defer db.Close()
+	reg := prometheus.NewRegistry()
+	r, err := Start(Config{DB: db, Watch: 5 * time.Millisecond, Registerer: reg})
+	require.NoError(t, err)
+	defer r.Stop()
+
+	replace(t, path, good)
+	require.Eventually(t, func() bool { return r.Status().Reloads == 1 }, 10*time.Second, 5*time.Millisecond)
+
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0x40
+	replace(t, path, bad)
+	require.Eventually(t, func() bool { return r.Status().ReloadFailures == 1 }, 10*time.Second, 5*time.Millisecond)
+	st := r.Status()
+	assert.NotEmpty(t, st.LastReloadError)
+	assert.Equal(t, 1, st.Reloads)
+	assert.Equal(t, 1.0, testutil.ToFloat64(r.metrics.reloads.WithLabelValues("failed")))
+	_, err = db.Get(2025550123, format.FieldPorted)
+	require.NoError(t, err, "the previous table keeps serving")
+	time.Sleep(30 * time.Millisecond)
+	assert.Equal(t, 1, r.Status().ReloadFailures, "a bad file is tried once, not at every tick")
+}
+
+// Past the threshold, an applied batch starts a compaction; Stop waits for
+// it, and the compacted file is the one served.
+func TestThresholdCompactionAndStop(t *testing.T) {
+	path := testdb.Build(t, mini)
+	db, err := format.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	r, err := Start(Config{DB: db, CompactAt: 2})
+	require.NoError(t, err)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550199, LRN: 2025569000, SPID: "2002"}}))
+	r.Applied()
+	assert.Equal(t, 1, r.Status().PendingUpdates, "below the threshold")
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550198, LRN: 2025569000, SPID: "2002"}}))
+	r.Applied()
+	require.Eventually(t, func() bool { return r.Status().PendingUpdates == 0 }, 20*time.Second, 5*time.Millisecond)
+	r.Stop()
+	assert.False(t, r.StartCompaction("after stop"), "a stopped Runner starts nothing")
+	rec, err := db.Get(2025550198, format.FieldPorted)
+	require.NoError(t, err)
+	assert.Equal(t, "12025569000", rec.Ported.LRN)
+}
