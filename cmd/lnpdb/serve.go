@@ -52,6 +52,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	tlsKey := fs.String("tls-key", "", "the private key `file` (PEM) of --tls-cert")
 	h2c := fs.Bool("h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	cors := fs.String("cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
+	dipOpts := addDipFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,6 +137,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	reg := httpapi.NewRegistry()
 	metrics, err := httpapi.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	// SIP, ENUM and pdb front ends (flags --sip, --dns, --pdb).
+	dipSrv, err := startDips(dipOpts, db, reg, log)
 	if err != nil {
 		return err
 	}
@@ -240,6 +246,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err = <-errc: // a listener failed
+	case err = <-dipSrv.errc:
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
@@ -247,6 +254,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
 			err = serr
 		}
+	}
+	if derr := dipSrv.stop(sctx); derr != nil && err == nil {
+		err = derr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# run.sh — the softswitch front ends under load, beside in-process
+# lrn.Lookup, in one run.
+#
+#   benchmarks/dip/run.sh            # → benchmarks/results/dip.md
+#
+# It builds lnpdb and cmd/dipload, generates a table with `lnpdb gen` and
+# `lnpdb build` in a temporary directory, writes one query sequence (the
+# side-by-side benchmarks' mix: half ported numbers, a quarter unported
+# numbers in assigned codes, a quarter numbers in vacant codes, shuffled) as
+# a SIPp injection file and a dnsperf file, starts `lnpdb serve --sip --dns
+# --pdb` (no access log), and measures, one after another:
+#
+#   lookup    in-process lrn.Lookup on the same queries (dipload lookup),
+#             one goroutine and all cores: the reference of this run
+#   pdb       dipload pdb: version 1 queries from CLIENTS sockets, WINDOW
+#             outstanding each, DURATION seconds
+#   enum      dnsperf: NAPTR queries, DNSPERF_CLIENTS clients, 200
+#             outstanding, DURATION seconds
+#   sip       SIPp (testdata/softswitch/sipp/redirect.xml): INVITE, 302 or
+#             404, ACK, at each rate of RATES calls per second for DURATION
+#             seconds, split over SIPP_PROCS SIPp processes; dips/s achieved,
+#             failed calls, p50/p99 response time (SIPp measures it in whole
+#             milliseconds)
+#   kamailio  one Kamailio (testdata/softswitch/kamailio.cfg) with the pdb
+#             module's default 50 ms timeout dipping lnpdb for every INVITE
+#             SIPp sends it (X-Dip: pdb) at KAM_RATE calls per second; its
+#             own "got an answer in" times
+#
+# Everything shares the machine's cores with the load generators. Each run
+# is short (DURATION seconds); the machine is shared.
+#
+# Settings, from the environment:
+#   PORTED=1000000  DURATION=8  RATES="1000 2500 5000 10000 15000 20000"
+#   CLIENTS=2 WINDOW=64  DNSPERF_CLIENTS=4  KAM_RATE=2000  SIPP_PROCS=2
+#   TMPBASE=/tmp KEEP=1 (keep the temporary directory)
+#   RESULTS=FILE  (default: ../results/dip.md)
+set -euo pipefail
+
+PORTED=${PORTED:-1000000}
+DURATION=${DURATION:-8}
+RATES=${RATES:-"1000 2500 5000 10000 15000 20000"}
+CLIENTS=${CLIENTS:-2}
+WINDOW=${WINDOW:-64}
+DNSPERF_CLIENTS=${DNSPERF_CLIENTS:-4}
+KAM_RATE=${KAM_RATE:-2000}
+SIPP_PROCS=${SIPP_PROCS:-2}
+TMPBASE=${TMPBASE:-/tmp}
+SIP_PORT=25070 DNS_PORT=25353 PDB_PORT=25574 KAM_PORT=25060 SIPP_PORT=25091
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$(dirname "$here")
+repo=$(dirname "$bench")
+results=${RESULTS:-$bench/results/dip.md}
+sw=$repo/testdata/softswitch
+
+log() { printf '%s dip/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+for b in go sipp dnsperf; do command -v $b >/dev/null || die "no $b on PATH (Debian: sip-tester for sipp, dnsperf)"; done
+
+tmp=$(mktemp -d "$TMPBASE/lnpdb-dip-XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+log "building lnpdb and dipload"
+(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
+(cd "$bench" && go build -o "$tmp/dipload" ./cmd/dipload)
+commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
+
+log "generating and building a table of $PORTED ported numbers"
+"$tmp/lnpdb" gen --seed 1 --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
+"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+mix=$("$tmp/dipload" queries -src "$tmp/src" -out "$tmp")
+
+"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --dev-key --access-log=false --watch 0 --addr 127.0.0.1:0 \
+	--sip 127.0.0.1:$SIP_PORT --dns 127.0.0.1:$DNS_PORT --pdb 127.0.0.1:$PDB_PORT >"$tmp/serve.log" 2>&1 &
+pids+=($!)
+serve_pid=$!
+# cpu_ms: CPU time (user + system) lnpdb serve has used, in milliseconds.
+# Per dip, it tells what a dip costs the server whatever else the shared
+# machine runs.
+tick=$(getconf CLK_TCK)
+cpu_ms() { awk -v t="$tick" '{ print ($14 + $15) * 1000 / t }' "/proc/$serve_pid/stat"; }
+for _ in $(seq 100); do grep -q "serving SIP redirects" "$tmp/serve.log" && break; sleep 0.1; done
+grep -q "serving SIP redirects" "$tmp/serve.log" || die "serve did not start: $(cat "$tmp/serve.log")"
+
+log "in-process lrn.Lookup"
+lookup=$("$tmp/dipload" lookup -db "$tmp/us.lnpdb" -src "$tmp/src" -d 5s)
+lookup1=$(awk '/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")
+lookupN=$(awk '!/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")
+
+log "pdb load"
+c0=$(cpu_ms)
+pdbout=$("$tmp/dipload" pdb -addr 127.0.0.1:$PDB_PORT -src "$tmp/src" -d "${DURATION}s" -clients "$CLIENTS" -window "$WINDOW")
+# pct FORMAT: the 50th and 99th percentiles of sorted numbers on stdin.
+pct() {
+	awk -v f="$1" 'function at(p,  i) { i = int(NR * p); if (i < 1) i = 1; return v[i] }
+		{ v[NR] = $1 } END { if (NR) printf f, at(.5), at(.99); else printf "- -" }'
+}
+field() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
+# per_dip MS0 MS1 COUNT: server CPU µs per dip.
+per_dip() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (n > 0) printf("%.1f", (b - a) * 1000 / n); else printf("-") }'; }
+pdb_cpu=$(per_dip "$c0" "$(cpu_ms)" "$(field "$pdbout" answered)")
+
+log "ENUM load (dnsperf)"
+c0=$(cpu_ms)
+dnsperf -s 127.0.0.1 -p $DNS_PORT -d "$tmp/dnsperf.txt" -l "$DURATION" -c "$DNSPERF_CLIENTS" -q 200 >"$tmp/dnsperf.out" 2>&1 || true
+dns_qps=$(awk '/Queries per second/ {print $4}' "$tmp/dnsperf.out")
+dns_avg=$(awk '/Average Latency/ {print $4}' "$tmp/dnsperf.out")
+dns_max=$(awk '/Average Latency/ {gsub(/[(),]/,""); print $8}' "$tmp/dnsperf.out")
+dns_sd=$(awk '/Latency StdDev/ {print $4}' "$tmp/dnsperf.out")
+dns_lost=$(awk '/Queries lost/ {print $3}' "$tmp/dnsperf.out")
+dns_nx=$(grep -o 'NXDOMAIN [0-9]*' "$tmp/dnsperf.out" | awk '{print $2}')
+dns_done=$(awk '/Queries completed/ {print $3}' "$tmp/dnsperf.out")
+dns_cpu=$(per_dip "$c0" "$(cpu_ms)" "$dns_done")
+
+log "SIP load (SIPp) at $RATES calls/s"
+siprows=""
+sip_best=0
+for rate in $RATES; do
+	d="$tmp/sipp-$rate"; mkdir -p "$d"
+	c0=$(cpu_ms)
+	# SIPP_PROCS callers share the rate: one SIPp process is single-threaded
+	# and tops out below what the server answers.
+	spids=()
+	for i in $(seq "$SIPP_PROCS"); do
+		mkdir -p "$d/$i"
+		(cd "$d/$i" && timeout $((DURATION + 15)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
+			-r $((rate / SIPP_PROCS)) -m $((rate / SIPP_PROCS * DURATION)) -i 127.0.0.1 -p $((SIPP_PORT + i)) -buff_size 4194304 \
+			-trace_rtt -rtt_freq 1 -trace_stat -fd 1 -timeout $((DURATION + 10))s >"$d/$i/screen.txt" 2>&1) &
+		spids+=($!)
+	done
+	wait "${spids[@]}" || true
+	ok=0 failed=0 retrans=0 dips=0
+	for i in $(seq "$SIPP_PROCS"); do
+		stat=$(ls "$d/$i"/redirect_*_.csv 2>/dev/null | head -1)
+		rtt=$(ls "$d/$i"/redirect_*_rtt.csv 2>/dev/null | head -1)
+		[[ -n $stat && -n $rtt ]] || { log "sipp $i at $rate left no statistics"; continue; }
+		# The last statistics row: successful and failed calls.
+		row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
+		ok=$((ok + $(cut -d';' -f1 <<<"$row"))); failed=$((failed + $(cut -d';' -f2 <<<"$row")))
+		retrans=$((retrans + $(awk '/INVITE ---------->/ { r = $5 } END { print r + 0 }' "$d/$i/screen.txt")))
+		# Dips per second from the response times' own clock (ms since start).
+		dips=$((dips + $(awk -F';' 'NR == 2 { first = $1 } NR > 1 { last = $1; n++ } END { printf("%.0f", (last > first ? n * 1000 / (last - first) : 0)) }' "$rtt")))
+		awk -F';' 'NR > 1 { print $2 }' "$rtt" >>"$d/rtt-all"
+	done
+	sip_cpu=$(per_dip "$c0" "$(cpu_ms)" "$ok")
+	pcts=$(sort -n "$d/rtt-all" 2>/dev/null | pct "%s %s")
+	# The best rate that holds: nearly all asked calls done, p99 within 5 ms.
+	if [[ ${pcts#* } != - ]] && awk -v d="$dips" -v r="$rate" -v p="${pcts#* }" 'BEGIN { exit !(d >= 0.98 * r && p <= 5) }'; then
+		sip_best=$dips
+	fi
+	siprows+="| $rate | $dips | $ok | $failed | $retrans | ${pcts% *} | ${pcts#* } | $sip_cpu |"$'\n'
+	log "sip rate $rate: $dips dips/s, $failed failed, $retrans INVITEs resent, p50/p99 ${pcts% *}/${pcts#* } ms, $sip_cpu µs CPU per dip"
+done
+
+kamrow="not run (no kamailio on PATH)"
+if command -v kamailio >/dev/null; then
+	log "Kamailio with pdb_query at $KAM_RATE calls/s"
+	awk 'NR == 1 { print; next } { print $0 ";pdb" }' "$tmp/sipp.csv" >"$tmp/kam.csv"
+	mkdir -p "$tmp/kam"
+	kamailio -f "$sw/kamailio.cfg" -DD -E -Y "$tmp/kam" -P "$tmp/kam/pid" -m 64 -M 8 \
+		-A LISTEN=udp:127.0.0.1:$KAM_PORT -A "PDB_SERVER=\"127.0.0.1:$PDB_PORT\"" >"$tmp/kam.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do grep -q "SO_RCVBUF is finally" "$tmp/kam.log" && break; sleep 0.1; done
+	d="$tmp/sipp-kam"; mkdir -p "$d"
+	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
+		-r "$KAM_RATE" -m $((KAM_RATE * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -buff_size 4194304 -trace_stat -fd 1 \
+		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
+	stat=$(ls "$d"/dip_*_.csv 2>/dev/null | head -1)
+	row=$(awk -F';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } END { print $col["ElapsedTime(C)"] ";" $col["SuccessfulCall(C)"] ";" $col["FailedCall(C)"] }' "$stat")
+	elapsed=$(cut -d';' -f1 <<<"$row"); ok=$(cut -d';' -f2 <<<"$row"); failed=$(cut -d';' -f3 <<<"$row")
+	secs=$(awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }' <<<"$elapsed")
+	answers=$(grep -c "got an answer in" "$tmp/kam.log" || true)
+	timeouts=$(grep -c "exceeded timeout" "$tmp/kam.log" || true)
+	kpcts=$(grep -o "got an answer in [0-9.]*" "$tmp/kam.log" | awk '{ print $5 }' | sort -n | pct "%.3f %.3f")
+	kdips=$(awk -v ok="$ok" -v s="$secs" 'BEGIN { printf("%.0f", (s > 0 ? ok / s : 0)) }')
+	kamrow="| $KAM_RATE | $kdips | $ok | $failed | $answers | $timeouts | ${kpcts% *} | ${kpcts#* } |"
+fi
+
+host=$(uname -srm); cpus=$(nproc); load=$(cut -d' ' -f1-3 /proc/loadavg)
+cat >"$results" <<MD
+# Softswitch front ends under load
+
+\`benchmarks/dip/run.sh\` at \`$commit\`, $(date -u +%Y-%m-%dT%H:%MZ), $host, $cpus cores (load
+average at the end: $load; the machine is shared). Table: \`lnpdb gen --seed 1 --ported $PORTED\`.
+Queries: $mix. Servers and load generators share the cores.
+
+In-process \`lrn.Lookup\` on the same queries, this run: **$lookup1/s** on one goroutine,
+**$lookupN/s** on all cores.
+
+## pdb (Kamailio's protocol, UDP)
+
+\`dipload pdb\`, $CLIENTS sockets × $WINDOW queries outstanding, ${DURATION} s:
+
+| answers/s | p50 | p99 | lost | server CPU per answer | vs in-process lookup (all cores) |
+|---|---|---|---|---|---|
+| $(field "$pdbout" qps) | $(field "$pdbout" p50_us) µs | $(field "$pdbout" p99_us) µs | $(field "$pdbout" lost) | $pdb_cpu µs | $(awk -v a="$(field "$pdbout" qps)" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
+
+One Kamailio (pdb module, default 50 ms timeout) dipping lnpdb for each INVITE from SIPp:
+
+| calls/s asked | calls/s done | calls | failed | pdb answers | pdb timeouts | answer time p50 (ms) | p99 (ms) |
+|---|---|---|---|---|---|---|---|
+$kamrow
+
+## ENUM (NAPTR over UDP)
+
+\`dnsperf -c $DNSPERF_CLIENTS -q 200 -l $DURATION\`:
+
+| queries/s | avg latency (s) | stddev (s) | max (s) | lost | NXDOMAIN | server CPU per query | vs in-process lookup (all cores) |
+|---|---|---|---|---|---|---|---|
+| $dns_qps | $dns_avg | $dns_sd | $dns_max | $dns_lost | $dns_nx | $dns_cpu µs | $(awk -v a="$dns_qps" -v b="$lookupN" 'BEGIN { printf "%.1f %%", 100 * a / b }') |
+
+## SIP redirect (302)
+
+SIPp \`testdata/softswitch/sipp/redirect.xml\` (INVITE → 302 or 404 → ACK), ${DURATION} s per rate, the rate
+split over $SIPP_PROCS SIPp processes (one SIPp tops out near 2,700 calls/s here);
+response time from INVITE to final response, in SIPp's whole milliseconds. SIPp resends an
+INVITE unanswered after 500 ms; resent INVITEs are answered again (and counted in the CPU):
+
+| calls/s asked | dips/s done | calls | failed | INVITEs resent | p50 (ms) | p99 (ms) | server CPU per dip (µs) |
+|---|---|---|---|---|---|---|---|
+$siprows
+## Targets
+
+| front end | target | this run | met |
+|---|---|---|---|
+| ENUM | ≥ 100,000 queries/s | $(printf '%.0f' "$dns_qps") | $(awk -v q="$dns_qps" 'BEGIN { print (q >= 100000 ? "yes" : "no") }') |
+| pdb | ≥ 200,000 queries/s | $(field "$pdbout" qps) | $(awk -v q="$(field "$pdbout" qps)" 'BEGIN { print (q >= 200000 ? "yes" : "no") }') |
+| SIP | ≥ 10,000 dips/s with p99 ≤ 5 ms | best rate holding p99 ≤ 5 ms: $sip_best dips/s | $(awk -v q="$sip_best" 'BEGIN { print (q >= 10000 ? "yes" : "no") }') |
+MD
+log "wrote $results"
+cat "$results"

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/internal/enum"
+	"github.com/lnpdb/lnpdb/internal/pdb"
+	"github.com/lnpdb/lnpdb/internal/sipredirect"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// dipFlags are serve's flags for the softswitch front ends: SIP redirect,
+// ENUM and Kamailio's pdb protocol. Each is off unless given an address.
+type dipFlags struct {
+	sip, sipAllow        string
+	dns, enumSuffix      string
+	pdb, pdbCarriersPath string
+}
+
+func addDipFlags(fs *flag.FlagSet) *dipFlags {
+	f := new(dipFlags)
+	fs.StringVar(&f.sip, "sip", "", "answer SIP INVITEs with 302 redirects carrying npdi/rn on these `host:port`s, UDP and TCP (comma-separated; port defaults to 5060)")
+	fs.StringVar(&f.sipAllow, "sip-allow", "", "serve SIP only to these source `networks` (comma-separated CIDRs; default: every source)")
+	fs.StringVar(&f.dns, "dns", "", "answer ENUM NAPTR queries on these `host:port`s, UDP and TCP (comma-separated; port defaults to 53)")
+	fs.StringVar(&f.enumSuffix, "enum-suffix", enum.DefaultSuffix, "ENUM `zone` the numbers live under")
+	fs.StringVar(&f.pdb, "pdb", "", "answer Kamailio pdb queries on these UDP `host:port`s (comma-separated; port defaults to 5574; \":5574\" is IPv4 and IPv6)")
+	fs.StringVar(&f.pdbCarriersPath, "pdb-carriers", "", "pdb carrier ids `file`: lines \"D001 SPID...\" (default: every found number answers carrier 1000)")
+	return f
+}
+
+// udpBuffer is the receive buffer asked for every front end's UDP socket.
+const udpBuffer = 4 << 20
+
+// dips are the running front ends.
+type dips struct {
+	errc     chan error // a front end that stopped on its own
+	shutdown []func(context.Context) error
+}
+
+type dbTables struct{ db *format.DB }
+
+func (t dbTables) DB() *format.DB { return t.db }
+
+// startDips listens on every address f names and serves db there; a busy
+// address or a bad flag fails before anything is served. db stays the one
+// table for the server's life: reloads and updates happen inside it.
+func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.Logger) (*dips, error) {
+	d := &dips{errc: make(chan error, 16)}
+	if f.sip == "" && f.dns == "" && f.pdb == "" {
+		return d, nil
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.stop(context.Background())
+		}
+	}()
+	vec, err := dipstat.Register(reg)
+	if err != nil {
+		return nil, err
+	}
+	tables := dbTables{db}
+	if f.pdb != "" {
+		var carriers *pdb.Carriers
+		if f.pdbCarriersPath != "" {
+			if carriers, err = pdb.LoadCarriers(f.pdbCarriersPath); err != nil {
+				return nil, err
+			}
+		}
+		s, err := pdb.New(pdb.Config{Tables: tables, Carriers: carriers, Metrics: vec.For("pdb"), Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		d.shutdown = append(d.shutdown, s.Shutdown)
+		addrs, err := d.listen("--pdb", f.pdb, pdb.DefaultPort, false, s.Serve, nil)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("serving pdb", "addr", addrs, "carrier_ids", carriers.Len())
+	}
+	if f.dns != "" {
+		h, err := enum.New(enum.Config{Tables: tables, Suffix: f.enumSuffix, Metrics: vec.For("enum"), Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("%w: --enum-suffix: %v", errUsage, err)
+		}
+		s := enum.NewServer(h)
+		d.shutdown = append(d.shutdown, s.Shutdown)
+		addrs, err := d.listen("--dns", f.dns, 53, true, s.ServeUDP, s.ServeTCP)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("serving ENUM", "addr", addrs, "zone", h.Suffix())
+	}
+	if f.sip != "" {
+		allow, err := parsePrefixes(f.sipAllow)
+		if err != nil {
+			return nil, err
+		}
+		s, err := sipredirect.New(sipredirect.Config{Tables: tables, Allow: allow, Metrics: vec.For("sip"), Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		d.shutdown = append(d.shutdown, s.Shutdown)
+		addrs, err := d.listen("--sip", f.sip, sipredirect.DefaultPort, true, s.ServeUDP, s.ServeTCP)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("serving SIP redirects", "addr", addrs, "allow", f.sipAllow)
+	}
+	ok = true
+	return d, nil
+}
+
+// listen opens UDP (and with withTCP, TCP on the same port) sockets on
+// every address of list, serves them, and returns the bound addresses.
+func (d *dips) listen(flagName, list string, port int, withTCP bool, udp func(net.PacketConn) error, tcp func(net.Listener) error) (string, error) {
+	var bound []string
+	for _, addr := range strings.Split(list, ",") {
+		addr = withPort(strings.TrimSpace(addr), port)
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", flagName, err)
+		}
+		// Bursts must wait in the socket, not be dropped: a dropped INVITE
+		// or query costs the caller a retransmission timer (500 ms for
+		// SIP). The kernel caps this at net.core.rmem_max.
+		_ = pc.(*net.UDPConn).SetReadBuffer(udpBuffer)
+		d.serve(flagName, func() error { return udp(pc) })
+		addr = pc.LocalAddr().String() // port 0: TCP takes the port UDP got
+		bound = append(bound, addr)
+		if withTCP {
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", flagName, err)
+			}
+			d.serve(flagName, func() error { return tcp(l) })
+		}
+	}
+	return strings.Join(bound, ","), nil
+}
+
+func (d *dips) serve(flagName string, serve func() error) {
+	go func() {
+		err := serve()
+		if err != nil && !errors.Is(err, pdb.ErrServerClosed) && !errors.Is(err, enum.ErrServerClosed) && !errors.Is(err, sipredirect.ErrServerClosed) {
+			d.errc <- fmt.Errorf("%s: %w", flagName, err)
+		}
+	}()
+}
+
+// stop shuts every front end down, each waiting for what it is answering.
+func (d *dips) stop(ctx context.Context) error {
+	var errs []error
+	for _, f := range d.shutdown {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// withPort adds port to an address that has none ("127.0.0.1", "[::1]",
+// "host").
+func withPort(addr string, port int) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("%w: --sip-allow: %q is neither a network (CIDR) nor an address", errUsage, f)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		ps = append(ps, p.Masked())
+	}
+	return ps, nil
+}
