@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/graph-gophers/graphql-go"
@@ -103,14 +104,18 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if req.OperationName != nil {
 		op = *req.OperationName
 	}
-	ctx := context.WithValue(r.Context(), gqlStateKey{}, &gqlState{key: key})
-	writeJSON(w, http.StatusOK, h.schema.Exec(ctx, *req.Query, op, req.Variables))
+	st := &gqlState{key: key}
+	res := h.schema.Exec(context.WithValue(r.Context(), gqlStateKey{}, st), *req.Query, op, req.Variables)
+	res.Errors = append(res.Errors, st.errs...)
+	writeJSON(w, http.StatusOK, res)
 }
 
 // gqlState is what the resolvers of one request share.
 type gqlState struct {
 	key     Key
 	lookups atomic.Int32
+	mu      sync.Mutex
+	errs    []*gqlerrors.QueryError // lookups' failures the response's errors report
 }
 
 type gqlStateKey struct{}
@@ -134,13 +139,21 @@ func (q *gqlQuery) start(ctx context.Context) (*gqlState, error) {
 
 // outcome charges an answered lookup and returns the failure text of an
 // unanswered one, or nil.
-func (q *gqlQuery) outcome(ctx context.Context, st *gqlState, kind string, err error) *string {
+func (q *gqlQuery) outcome(ctx context.Context, st *gqlState, kind, charge string, err error) *string {
 	if err == nil {
-		err = q.h.charge(ctx, st.key, kind)
+		err = q.h.charge(ctx, st.key, charge)
 	}
 	e := q.h.lookupError(ctx, kind, err)
 	if e == nil {
 		return nil
+	}
+	if e.body.Code == CodeInsufficientBalance {
+		// The lookup's success: false says it failed; the response's
+		// errors say why, with the code, as REST's 402 does.
+		st.mu.Lock()
+		st.errs = append(st.errs, &gqlerrors.QueryError{Message: e.body.Error,
+			Extensions: map[string]any{"code": e.body.Code, "details": e.body.Details}})
+		st.mu.Unlock()
 	}
 	return &e.body.Error
 }
@@ -185,7 +198,7 @@ func (q *gqlQuery) LookupLrn(ctx context.Context, args lrnArgs) (*gqlLRN, error)
 	if db := q.h.tables.DB(); db != nil {
 		r.res, err = lrn.Lookup(db, args.PhoneNumber, opt)
 	}
-	if r.fail = q.outcome(ctx, st, kindLRN, err); r.fail != nil {
+	if r.fail = q.outcome(ctx, st, kindLRN, lrnCharge(r.enhanced, r.messaging), err); r.fail != nil {
 		r.res = lrn.Result{}
 		if p := canonical(args.PhoneNumber); p != nil {
 			r.res.PhoneNumber = *p
@@ -247,7 +260,7 @@ func (q *gqlQuery) LookupCnam(ctx context.Context, args phoneArgs) (*gqlCNAM, er
 	if db := q.h.tables.DB(); db != nil {
 		r.res, err = cnam.Lookup(db, args.PhoneNumber)
 	}
-	if r.fail = q.outcome(ctx, st, kindCNAM, err); r.fail != nil {
+	if r.fail = q.outcome(ctx, st, kindCNAM, kindCNAM, err); r.fail != nil {
 		r.res = cnam.Result{}
 		r.phone = canonical(args.PhoneNumber)
 	} else {
@@ -285,7 +298,7 @@ func (q *gqlQuery) LookupMessagingProvider(ctx context.Context, args phoneArgs) 
 	if db := q.h.tables.DB(); db != nil {
 		r.res, err = messaging.Lookup(db, args.PhoneNumber)
 	}
-	if r.fail = q.outcome(ctx, st, kindMessaging, err); r.fail != nil {
+	if r.fail = q.outcome(ctx, st, kindMessaging, kindMessaging, err); r.fail != nil {
 		r.res = messaging.Result{}
 		r.phone = canonical(args.PhoneNumber)
 	} else {
@@ -334,7 +347,7 @@ func (q *gqlQuery) LookupTrust(ctx context.Context, args phoneArgs) (*gqlTrust, 
 	if db := q.h.tables.DB(); db != nil {
 		r.res, err = trust.Lookup(db, args.PhoneNumber, trust.Options{Now: q.h.now()})
 	}
-	if r.fail = q.outcome(ctx, st, kindTrust, err); r.fail != nil {
+	if r.fail = q.outcome(ctx, st, kindTrust, kindTrust, err); r.fail != nil {
 		r.res = trust.Result{}
 		r.phone = canonical(args.PhoneNumber)
 	} else {
