@@ -39,6 +39,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	dbPath := fs.String("db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
 	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new)")
+	accountsDSN := fs.String("accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
 	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
 	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
@@ -56,6 +57,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *limit < 1 {
 		return fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	}
+	if *accountsDSN != "" && (*keysPath != "" || *devKey) {
+		return fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
 	}
 	if *compactAt < 0 || *watchEvery < 0 {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
@@ -77,7 +81,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	// An exposed server without keys is a mistake; the zero-setup demo
 	// (no --db) gets a development key instead.
-	if *dbPath != "" && *keysPath == "" && !*devKey {
+	if *dbPath != "" && *keysPath == "" && !*devKey && *accountsDSN == "" {
 		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, *dbPath)
 	}
 	var keys []httpapi.Key
@@ -95,7 +99,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		dev string
 		err error
 	)
-	if *devKey || *keysPath == "" {
+	// No flags at all: a demo account that bills, in a throw-away store.
+	bill := *accountsDSN != "" || (*dbPath == "" && *keysPath == "" && !*devKey)
+	if !bill && (*devKey || *keysPath == "") {
 		dev = httpapi.NewKey()
 		keys = append(keys, httpapi.HashKey(dev))
 	}
@@ -126,6 +132,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		listeners = append(listeners, mln)
 	}
 
+	var acc *billed
+	if bill {
+		b, demoKey, cleanup, err := openBilling(ctx, *accountsDSN, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		acc, dev = b, demoKey
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := b.close(cctx); err != nil {
+				log.Error("returning leases of credit", "error", err)
+			}
+		}()
+	}
+
 	path, cleanup, err := tablePath(ctx, *dbPath)
 	if err != nil {
 		return err
@@ -141,7 +164,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Tables:       httpapi.NewTable(db),
 		Keys:         httpapi.NewKeySet(keys...),
 		DefaultLimit: *limit,
@@ -149,7 +172,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		AccessLog:    *accessLog,
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
-	})
+	}
+	if acc != nil {
+		cfg.Keys, cfg.Accounts = acc, acc
+	}
+	h, err := httpapi.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -191,7 +218,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		var accountsAdmin http.Handler = admin
+		if acc != nil {
+			if accountsAdmin, err = acc.admin(adminKeys, log); err != nil {
+				return err
+			}
+		}
 		root = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isAccountsAdmin(r.URL.Path) {
+				accountsAdmin.ServeHTTP(w, r)
+				return
+			}
 			if strings.HasPrefix(r.URL.Path, "/admin/") {
 				admin.ServeHTTP(w, r)
 				return
@@ -210,12 +247,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	base := "http://" + ln.Addr().String()
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", len(keys),
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", len(keys), "accounts", acc != nil,
 		"admin_api", adminKeys != nil, "compact_at", *compactAt)
 	if len(servers) > 1 {
 		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
 	}
 	printBanner(e.stdout, base, dev, *dbPath == "")
+	if acc != nil && *accountsDSN == "" {
+		printDemo(e.stdout, base, dev)
+	}
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

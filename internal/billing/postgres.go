@@ -111,7 +111,7 @@ func scanAccount(row pgx.Row) (Account, error) {
 	return a, err
 }
 
-func notFound(err error, what string) error {
+func pgNotFound(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
@@ -131,7 +131,7 @@ func (s *PostgresStore) CreateAccount(ctx context.Context, name string, now time
 // Account implements [Store].
 func (s *PostgresStore) Account(ctx context.Context, id string) (Account, error) {
 	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = $1`, id))
-	return a, notFound(err, fmt.Sprintf("account %q", id))
+	return a, pgNotFound(err, fmt.Sprintf("account %q", id))
 }
 
 // Accounts implements [Store].
@@ -163,7 +163,7 @@ func (s *PostgresStore) exists(ctx context.Context, q interface {
 }, id string) error {
 	var one int
 	err := q.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`, id).Scan(&one)
-	return notFound(err, fmt.Sprintf("account %q", id))
+	return pgNotFound(err, fmt.Sprintf("account %q", id))
 }
 
 // AddKey implements [Store].
@@ -222,7 +222,7 @@ func (s *PostgresStore) Keys(ctx context.Context, accountID string) ([]KeyRecord
 func (s *PostgresStore) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error) {
 	k, err := scanKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked = COALESCE(revoked, $3)
 		WHERE id = $1 AND account_id = $2 RETURNING `+keyCols, keyID, accountID, now.UTC().Truncate(time.Microsecond)))
-	return k, notFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
+	return k, pgNotFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
 }
 
 // Credit implements [Store].
@@ -233,7 +233,7 @@ func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Mic
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID).Scan(&one); err != nil {
-			return notFound(err, fmt.Sprintf("account %q", accountID))
+			return pgNotFound(err, fmt.Sprintf("account %q", accountID))
 		}
 		err := tx.QueryRow(ctx, `SELECT account_id, ref, amount, created FROM credits WHERE account_id = $1 AND ref = $2`, accountID, ref).
 			Scan(&c.AccountID, &c.Ref, &c.Amount, &c.Created)
