@@ -18,7 +18,13 @@ import (
 	"github.com/lnpdb/lnpdb/internal/testpg"
 )
 
-func TestMain(m *testing.M) { os.Exit(testpg.Main(m)) }
+func TestMain(m *testing.M) {
+	// The multi-process tests run this binary as lnpdb itself.
+	if os.Getenv(asLnpdbEnv) != "" {
+		main()
+	}
+	os.Exit(testpg.Main(m))
+}
 
 func runLnpdb(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

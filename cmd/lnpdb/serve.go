@@ -47,6 +47,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
 	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
+	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,6 +61,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *accountsDSN != "" && (*keysPath != "" || *devKey) {
 		return fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
+	}
+	if *leaseTTL < time.Second {
+		return fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
 	}
 	if *compactAt < 0 || *watchEvery < 0 {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
@@ -134,7 +138,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	var acc *billed
 	if bill {
-		b, demoKey, cleanup, err := openBilling(ctx, *accountsDSN, log)
+		b, demoKey, cleanup, err := openBilling(ctx, *accountsDSN, *leaseTTL, log)
 		if err != nil {
 			return err
 		}
