@@ -11,12 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/billing"
+	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -53,6 +55,11 @@ func TestServeDemoBills(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, b)
 	var u billing.UsageReport
 	require.NoError(t, json.Unmarshal([]byte(b), &u))
+	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPI())
+	require.NoError(t, err)
+	var raw any
+	require.NoError(t, json.Unmarshal([]byte(b), &raw))
+	require.NoError(t, doc.Components.Schemas["Usage"].Value.VisitJSON(raw), "GET /api/v1/usage matches openapi.json")
 	assert.Equal(t, billing.Micros(0), u.Balance)
 	assert.Equal(t, int64(0), u.FreeLeft)
 	require.Len(t, u.CurrentMonth.Kinds, 1)
