@@ -85,6 +85,12 @@ type acctState struct {
 	inflight *LeaseSync // a sync whose outcome is unknown, to resend as it was
 	lastUsed time.Time
 	released bool
+	// the lease's size, and the spending rate (micros per second) it
+	// follows
+	want   Micros
+	spent  Micros
+	rate   float64
+	rateAt time.Time
 	// freeDemand: a free-tier lookup waits for a free lookup to be leased;
 	// freeKeep: one was, by the last sync
 	freeDemand, freeKeep bool
@@ -114,6 +120,10 @@ func (e *InsufficientBalanceError) Error() string {
 }
 
 func (e *InsufficientBalanceError) Unwrap() error { return ErrInsufficientBalance }
+
+// maxTries bounds the syncs one lookup may wait for; past it the lookup is
+// refused as the wallet stood.
+const maxTries = 20
 
 // ErrClosed is what Charge returns after Close.
 var ErrClosed = errors.New("billing: engine closed")
@@ -241,12 +251,12 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 	// A lookup waits for at most one sync for credit, and a few for a free
 	// lookup (another process's background sync can return the one this
 	// sync leased before this lookup takes it).
-	for syncs, skipped := 0, 0; ; {
+	for syncs, skipped, tries := 0, 0, 0; ; tries++ {
 		now := e.now()
 		a.mu.Lock()
 		paid, sync, low, gen := a.spend(now, kind, ki, addon, e.leaseCredit, syncs)
 		var short *InsufficientBalanceError
-		if !paid && !sync {
+		if !paid && (!sync || tries >= maxTries) {
 			price := a.prices[ki]
 			if addon {
 				price += a.prices[KindMessagingAddon.index()]
@@ -289,7 +299,7 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 	if a.lease == 0 || !now.Before(a.deadline) {
 		// No lease, or one about to expire: it must not be spent.
 		a.freeDemand = a.freeDemand || kind.Free()
-		return false, first, false, gen
+		return false, true, false, gen
 	}
 	day, month := a.today(now)
 	useFree := false
@@ -313,10 +323,13 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 		addonPrice = a.prices[KindMessagingAddon.index()]
 	}
 	if price+addonPrice > a.credit {
-		return false, first, false, gen
+		// A sync helps if none ran since this lookup first looked, or if
+		// the store still has credit (other lookups took the renewal).
+		return false, first || a.balance > 0, false, gen
 	}
 	a.credit -= price + addonPrice
 	a.pendC += price + addonPrice
+	a.spent += price + addonPrice
 	u := a.row(day, kind)
 	u.Lookups++
 	u.Amount += price
@@ -332,7 +345,7 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 	}
 	a.lastUsed = now
 	// Renew early, in the background, if the store has credit to add.
-	return true, false, a.credit < leaseCredit/4 && a.balance > 0, gen
+	return true, false, a.credit < a.want/4 && a.balance > 0, gen
 }
 
 // today returns now's day and month (UTC), formatted once a day: the
@@ -441,7 +454,8 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	}
 	// A free lookup is leased only while free-tier lookups are asked for,
 	// so that no process sits on one while another charges the wallet.
-	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: e.leaseCredit}
+	a.want = a.wantCredit(now, e.leaseCredit)
+	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: a.want}
 	switch {
 	case a.freeDemand:
 		r.WantFree, a.freeDemand, a.freeKeep = 1, false, true
@@ -473,6 +487,23 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	a.pendC, a.pendF = 0, 0
 	a.inflight = &r
 	return r
+}
+
+// leaseSeconds is how many seconds of an account's spending a full lease
+// holds: enough that renewals (about once a second) run ahead of it.
+const leaseSeconds = 3
+
+// wantCredit sizes the lease: leaseSeconds of the account's recent
+// spending, at least min.
+func (a *acctState) wantCredit(now time.Time, minimum Micros) Micros {
+	if d := now.Sub(a.rateAt); d >= 100*time.Millisecond || a.rateAt.IsZero() {
+		if !a.rateAt.IsZero() {
+			inst := float64(a.spent) / d.Seconds()
+			a.rate = (a.rate + inst) / 2
+		}
+		a.spent, a.rateAt = 0, now
+	}
+	return max(minimum, Micros(a.rate*leaseSeconds))
 }
 
 // apply takes a sync's outcome; it reports whether the lease was lost.

@@ -263,7 +263,7 @@ func TestChargeAllocs(t *testing.T) {
 
 func BenchmarkCharge(b *testing.B) {
 	s := newBolt(b)
-	a := mustAccount(b, s, 1000*MicrosPerDollar)
+	a := mustAccount(b, s, 1_000_000*MicrosPerDollar)
 	k := addKey2(b, s, a.ID)
 	e, err := NewEngine(context.Background(), EngineConfig{Store: s})
 	if err != nil {
