@@ -83,6 +83,7 @@ func (p *serveProcess) stop(t *testing.T) {
 func hammerServers(t *testing.T, key string, quiet time.Duration, first *serveProcess, servers func() []*serveProcess) []int64 {
 	t.Helper()
 	ok := make([]atomic.Int64, 2)
+	var lastRefusal atomic.Value
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	deadline := time.Now().Add(60 * time.Second)
@@ -101,7 +102,7 @@ func hammerServers(t *testing.T, key string, quiet time.Duration, first *servePr
 				if err != nil {
 					continue // a killed server
 				}
-				_, _ = io.Copy(io.Discard, res.Body)
+				b, _ := io.ReadAll(res.Body)
 				res.Body.Close()
 				switch res.StatusCode {
 				case http.StatusOK:
@@ -112,6 +113,7 @@ func hammerServers(t *testing.T, key string, quiet time.Duration, first *servePr
 					}
 					refusedSince = time.Time{}
 				case http.StatusPaymentRequired:
+					lastRefusal.Store(srv[n].base + " " + string(b))
 					if refusedSince.IsZero() {
 						refusedSince = time.Now()
 					} else if time.Since(refusedSince) > quiet {
@@ -126,6 +128,7 @@ func hammerServers(t *testing.T, key string, quiet time.Duration, first *servePr
 		}()
 	}
 	wg.Wait()
+	t.Logf("last refusal: %v", lastRefusal.Load())
 	return []int64{ok[0].Load(), ok[1].Load()}
 }
 

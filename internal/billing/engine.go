@@ -91,6 +91,8 @@ type acctState struct {
 	spent  Micros
 	rate   float64
 	rateAt time.Time
+	// short: the price of a lookup refused since the last sync
+	short Micros
 	// freeDemand: a free-tier lookup waits for a free lookup to be leased;
 	// freeKeep: one was, by the last sync
 	freeDemand, freeKeep bool
@@ -262,6 +264,7 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 				price += a.prices[KindMessagingAddon.index()]
 			}
 			short = &InsufficientBalanceError{Price: price, Balance: a.credit + a.balance}
+			a.short = price
 		}
 		a.mu.Unlock()
 		switch {
@@ -272,6 +275,9 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 			}
 			return nil
 		case short != nil:
+			// What this lease holds cannot pay: give it back at once, so
+			// that a process holding the rest of the wallet can.
+			e.wake()
 			return short
 		}
 		synced, err := e.syncAccounts(ctx, []*acctState{a}, gen)
@@ -456,6 +462,12 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	// so that no process sits on one while another charges the wallet.
 	a.want = a.wantCredit(now, e.leaseCredit)
 	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: a.want}
+	if a.short > 0 && a.credit < a.short {
+		// A lookup was refused: the wallet may be split between leases
+		// of several processes, none able to pay. Hand this part back.
+		r.WantCredit, a.credit = 0, 0
+	}
+	a.short = 0
 	switch {
 	case a.freeDemand:
 		r.WantFree, a.freeDemand, a.freeKeep = 1, false, true
