@@ -34,13 +34,20 @@
 // ledger, under the account's lock, so a balance never goes below zero and
 // credits = balance + leased + charged at every commit.
 //
+// A full lease holds about three seconds of the account's recent spending
+// (at least [EngineConfig.LeaseCredit]), so renewals run ahead of it. Near
+// the end of a wallet, a process may answer 402 while another still holds
+// the rest in its lease; a refusal makes the refusing process hand back what
+// its lease holds at once, so the wallet is spent to the last micro-dollar.
+//
 // What a crash costs: a killed process's leases stay out until they expire
 // (LeaseTTL after its last sync, 30 s by default); then any process's
-// expiry sweep returns what they held to the balance. Lookups it answered
-// after its last sync are never charged (the operator loses at most one
-// flush interval of those lookups); nothing is charged twice, because a sync
-// carries a sequence number the store applies once. A process stops spending
-// a lease a safety margin before it expires, and a sync for a lease already
-// returned is refused ([ErrLeaseLost]), so credit returned by expiry is never
-// also spent.
+// expiry sweep returns what they held to the balance, and the customer has
+// lost nothing. The lookups it answered after its last sync are never
+// charged: the operator loses at most one sync interval (a second) of that
+// process's lookups for each account, and never more than its leases held.
+// Nothing is charged twice, because a sync carries a sequence number the
+// store applies once. A process stops spending a lease a quarter of LeaseTTL
+// before it expires, and a sync for a lease already returned is refused
+// ([ErrLeaseLost]), so credit returned by expiry is never also spent.
 package billing
