@@ -92,6 +92,9 @@ func dsn(port, db string) string {
 // /usr/lib/postgresql/*/bin, or $PATH.
 func binDir() (string, error) {
 	if d := os.Getenv("PG_BIN"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err != nil {
+			return "", fmt.Errorf("PG_BIN=%s has no pg_ctl (install the Debian package postgresql): %v", d, err)
+		}
 		return d, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
