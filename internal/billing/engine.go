@@ -84,7 +84,6 @@ type acctState struct {
 	pend     map[usageKey]*UsageRow
 	inflight *LeaseSync // a sync whose outcome is unknown, to resend as it was
 	lastUsed time.Time
-	released bool
 	// the lease's size, and the spending rate (micros per second) it
 	// follows
 	want   Micros
@@ -215,7 +214,8 @@ func (e *Engine) account(id string) *acctState {
 }
 
 // Authenticate returns the key whose hash is the SHA-256 of token, if it is
-// valid and its account active.
+// valid and its account active. The lookup is by hash: what its timing
+// could reveal is about SHA-256 digests, from which no key can be made.
 func (e *Engine) Authenticate(token string) (KeyRecord, bool) {
 	var buf [64]byte
 	k, ok := (*e.keys.Load())[sha256.Sum256(append(buf[:0], token...))]
@@ -557,7 +557,6 @@ func (a *acctState) apply(req *LeaseSync, st *LeaseState, now time.Time, e *Engi
 	a.lease = st.Lease
 	if a.lease == 0 {
 		a.seq = 0
-		a.released = true
 	}
 	// What was spent during the sync is not in the store's answer.
 	a.credit, a.free, a.month = st.Credit-a.pendC, st.Free-a.pendF, st.Month
