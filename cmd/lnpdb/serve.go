@@ -45,7 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
-	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
+	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
