@@ -197,7 +197,7 @@ func TestServeProcessesEmptyOneWallet(t *testing.T) {
 					mu.Unlock()
 				}()
 			}
-			quiet := time.Second
+			quiet := 2 * time.Second
 			if kill {
 				quiet = 3 * ttl // the killed process's lease comes back to the survivor
 			}
