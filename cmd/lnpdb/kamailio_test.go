@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -30,21 +29,6 @@ import (
 // JSON-encoded arguments it holds instead of the tests: the Kamailio test
 // starts serve that way inside a network namespace.
 const serveEnv = "LNPDB_TEST_RUN_ARGS"
-
-func TestMain(m *testing.M) {
-	if js := os.Getenv(serveEnv); js != "" {
-		var args []string
-		if err := json.Unmarshal([]byte(js), &args); err != nil {
-			fmt.Fprintln(os.Stderr, serveEnv+":", err)
-			os.Exit(2)
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr}, args)
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
 
 // needBinaries skips t unless every binary is installed, naming the Debian
 // package that provides a missing one.

@@ -13,10 +13,13 @@ import (
 )
 
 func init() {
-	register(command{name: "key", summary: "create an API key: key new --keys FILE [--rpm N]", run: runKey})
+	register(command{name: "key", summary: "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", run: runKey})
 }
 
-func runKey(_ context.Context, e *env, args []string) error {
+func runKey(ctx context.Context, e *env, args []string) error {
+	if isStoreKeyCommand(args) {
+		return runStoreKey(ctx, e, args)
+	}
 	if len(args) == 0 || args[0] != "new" {
 		fmt.Fprintln(e.stderr, "usage: lnpdb key new --keys FILE [--rpm N]")
 		return fmt.Errorf("%w: the only subcommand is new", errUsage)

@@ -62,7 +62,8 @@ func TestKeyNewRefuses(t *testing.T) {
 		want string
 	}{
 		{nil, 2, "usage: lnpdb key new"},
-		{[]string{"list"}, 2, "usage: lnpdb key new"},
+		{[]string{"list"}, 2, "--accounts DSN is required"},
+		{[]string{"rotate"}, 2, "usage: lnpdb key new"},
 		{[]string{"new"}, 2, "--keys FILE is required"},
 		{[]string{"new", "--keys", bad}, 1, "does not parse"},
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "k"), "--rpm", "-1"}, 2, "--rpm"},

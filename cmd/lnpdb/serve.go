@@ -40,13 +40,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	dbPath := fs.String("db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
 	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
+	accountsDSN := fs.String("accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
 	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
 	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
-	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact for these keys only")
+	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
 	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
+	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
 	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
 	tlsKey := fs.String("tls-key", "", "the private key `file` (PEM) of --tls-cert")
@@ -62,6 +64,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *limit < 1 {
 		return fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	}
+	if *accountsDSN != "" && (*keysPath != "" || *devKey) {
+		return fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
+	}
+	if *leaseTTL < time.Second {
+		return fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
 	}
 	if *compactAt < 0 || *watchEvery < 0 {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
@@ -86,14 +94,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	// An exposed server without keys is a mistake; the zero-setup demo
 	// (no --db) gets a development key instead.
-	if *dbPath != "" && *keysPath == "" && !*devKey {
+	if *dbPath != "" && *keysPath == "" && !*devKey && *accountsDSN == "" {
 		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, *dbPath)
 	}
 	var (
 		dev     string
 		devHash *httpapi.Key
 	)
-	if *devKey || *keysPath == "" {
+	// No flags at all: a demo account that bills, in a throw-away store.
+	bill := *accountsDSN != "" || (*dbPath == "" && *keysPath == "" && !*devKey)
+	if !bill && (*devKey || *keysPath == "") {
 		dev = httpapi.NewKey()
 		h := httpapi.HashKey(dev)
 		devHash = &h
@@ -117,6 +127,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		defer mln.Close()
 		listeners = append(listeners, mln)
+	}
+
+	var acc *billed
+	if bill {
+		b, demoKey, cleanup, err := openBilling(ctx, *accountsDSN, *leaseTTL, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		acc, dev = b, demoKey
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := b.close(cctx); err != nil {
+				log.Error("returning leases of credit", "error", err)
+			}
+		}()
 	}
 
 	path, cleanup, err := tablePath(ctx, *dbPath)
@@ -156,16 +183,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lv.Stop()
-	h, err := httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Tables:       httpapi.NewTable(db),
-		Keys:         keys.lookup,
 		DefaultLimit: *limit,
 		Logger:       log,
 		AccessLog:    *accessLog,
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
 		Live:         lv.Status,
-	})
+	}
+	if acc != nil {
+		cfg.Keys, cfg.Accounts = acc, acc
+	} else {
+		cfg.Keys = keys.lookup
+	}
+	h, err := httpapi.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -199,7 +231,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		var accountsAdmin http.Handler = admin
+		if acc != nil {
+			if accountsAdmin, err = acc.admin(keys.admin, log); err != nil {
+				return err
+			}
+		}
 		root = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isAccountsAdmin(r.URL.Path) {
+				accountsAdmin.ServeHTTP(w, r)
+				return
+			}
 			if strings.HasPrefix(r.URL.Path, "/admin/") {
 				admin.ServeHTTP(w, r)
 				return
@@ -225,12 +267,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	info := db.Info()
 	log.Info("serving", "addr", base, "table", path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", keys.lookup.Len(),
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", keys.lookupCount(), "accounts", acc != nil,
 		"admin_api", keys.admin != nil, "compact_at", *compactAt)
 	if len(servers) > 1 {
 		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
 	}
 	printBanner(e.stdout, base, dev, *dbPath == "")
+	if acc != nil && *accountsDSN == "" {
+		printDemo(e.stdout, base, dev)
+	}
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

@@ -18,7 +18,8 @@ type serveKeys struct {
 }
 
 // loadServeKeys reads the keys files; dev, when set, is a development key
-// accepted beside --keys. One file cannot be both: every lookup key would
+// accepted beside --keys. With neither --keys nor dev there are no lookup
+// keys (an accounts store authenticates). One file cannot be both: every lookup key would
 // then also be an admin key, able to change the routing data.
 func loadServeKeys(keysPath, adminPath string, dev *httpapi.Key) (*serveKeys, error) {
 	if keysPath != "" && adminPath != "" {
@@ -36,7 +37,9 @@ func loadServeKeys(keysPath, adminPath string, dev *httpapi.Key) (*serveKeys, er
 	}
 	k := new(serveKeys)
 	var err error
-	if k.lookup, err = httpapi.LoadKeyFile(keysPath, extra...); err != nil {
+	if keysPath == "" && dev == nil {
+		// Lookup keys come from the accounts store.
+	} else if k.lookup, err = httpapi.LoadKeyFile(keysPath, extra...); err != nil {
 		if errors.Is(err, httpapi.ErrNoKeys) {
 			return nil, fmt.Errorf("%w: no request could be served (add one with lnpdb key new --keys %s)", err, keysPath)
 		}
@@ -82,4 +85,13 @@ func (k *serveKeys) reload(log *slog.Logger, reason string) {
 		}
 		log.Info("keys reloaded", "reason", reason, "file", f.Path(), "keys", f.Len(), "added", added, "removed", removed)
 	}
+}
+
+// lookupCount is how many lookup keys the file holds (0 with an accounts
+// store, whose keys are its own).
+func (k *serveKeys) lookupCount() int {
+	if k.lookup == nil {
+		return 0
+	}
+	return k.lookup.Len()
 }

@@ -57,6 +57,10 @@ func HashKey(key string) Key {
 	return newKey(sha256.Sum256([]byte(key)), 0)
 }
 
+// KeyOf returns the Key with hash h and limit, for a KeyStore of its own:
+// built once per key, it costs nothing per request.
+func KeyOf(h [32]byte, limit int) Key { return newKey(h, limit) }
+
 func newKey(h [32]byte, limit int) Key {
 	return Key{Hash: h, Limit: limit, hexHash: hex.EncodeToString(h[:])}
 }

@@ -104,6 +104,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	defer release()
 
 	opt := lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup}
+	charge := lrnCharge(opt.Enhanced, opt.Messaging)
 	st.answers = lrn.LookupMany(db, st.numbers, opt, st.answers[:0])
 	b := append(st.out[:0], `{"results":[`...)
 	for i := range st.answers {
@@ -113,7 +114,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 		a := &st.answers[i]
 		err := a.Err
 		if err == nil {
-			err = h.charge(r.Context(), key, kindLRN)
+			err = h.charge(r.Context(), key, charge)
 		}
 		if e := h.lookupError(r.Context(), kindLRN, err); e != nil {
 			b = appendErrorBody(b, e)

@@ -14,6 +14,7 @@
 //	GET  /api/v1/status     table version, build time and counts (no key)
 //	GET  /openapi.json      the OpenAPI 3 description of the REST API (no key)
 //	GET  /metrics           Prometheus metrics, when [Config.ServeMetrics] (no key)
+//	GET  /api/v1/usage      the caller's account's usage, when [Config.Accounts] is a [UsageReporter]
 //
 // REST bodies are the lookup packages' Result structs as encoding/json
 // marshals them. The LRN answer, the hot path, is written by an encoder of

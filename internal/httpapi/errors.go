@@ -83,6 +83,9 @@ var (
 	errUnavailable = &apiError{http.StatusServiceUnavailable, errorBody{
 		"Service unavailable", CodeUnavailable,
 		"No routing table is loaded; retry shortly"}}
+	errAccountsUnavailable = &apiError{http.StatusServiceUnavailable, errorBody{
+		"Service unavailable", CodeUnavailable,
+		"The accounts store cannot be reached; retry shortly"}}
 	errNoRoute = &apiError{http.StatusNotFound, errorBody{
 		"Not found", CodeNotFound,
 		"No such endpoint; see /openapi.json"}}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -35,11 +36,18 @@ func (q *gqlResolver) start(ctx context.Context) (*gqlState, error) {
 
 // outcome charges an answered lookup and returns the failure text of an
 // unanswered one, or nil.
-func (q *gqlResolver) outcome(ctx context.Context, st *gqlState, kind string, err error) *apiError {
+func (q *gqlResolver) outcome(ctx context.Context, st *gqlState, kind, charge string, err error) *apiError {
 	if err == nil {
-		err = q.h.charge(ctx, st.key, kind)
+		err = q.h.charge(ctx, st.key, charge)
 	}
-	return q.h.lookupError(ctx, kind, err)
+	e := q.h.lookupError(ctx, kind, err)
+	if e != nil && e.body.Code == CodeInsufficientBalance {
+		// The lookup's success: false says it failed; the response's
+		// errors say why, with the code, as REST's 402 does.
+		graphql.AddError(ctx, &gqlerror.Error{Message: e.body.Error,
+			Extensions: map[string]any{"code": e.body.Code, "details": e.body.Details}})
+	}
+	return e
 }
 
 // canonical returns number's canonical form, or nil when it is no number:
@@ -78,7 +86,7 @@ func (q *gqlResolver) LookupLrn(ctx context.Context, phoneNumber string, include
 		res, err = lrn.Lookup(db, phoneNumber, opt)
 	}
 	box := &lrnBox{}
-	box.set(res, phoneNumber, enhanced, withMessaging, q.outcome(ctx, st, kindLRN, err))
+	box.set(res, phoneNumber, enhanced, withMessaging, q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), err))
 	return &box.out, nil
 }
 
@@ -107,7 +115,7 @@ func (q *gqlResolver) LookupLrnBulk(ctx context.Context, phoneNumbers []string, 
 	boxes := make([]lrnBox, len(answers))
 	out := make([]graph.LrnResult, len(answers))
 	for i := range answers {
-		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcome(ctx, st, kindLRN, answers[i].Err))
+		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), answers[i].Err))
 		out[i] = boxes[i].out
 	}
 	return out, nil
@@ -169,7 +177,7 @@ func (q *gqlResolver) LookupCnam(ctx context.Context, phoneNumber string) (*grap
 	if db := q.h.tables.DB(); db != nil {
 		res, err = cnam.Lookup(db, phoneNumber)
 	}
-	if fail := q.outcome(ctx, st, kindCNAM, err); fail != nil {
+	if fail := q.outcome(ctx, st, kindCNAM, kindCNAM, err); fail != nil {
 		return &graph.CnamResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	return &graph.CnamResult{PhoneNumber: &res.PhoneNumber, Cnam: &res.CNAM, Success: true}, nil
@@ -186,7 +194,7 @@ func (q *gqlResolver) LookupMessagingProvider(ctx context.Context, phoneNumber s
 	if db := q.h.tables.DB(); db != nil {
 		res, err = messaging.Lookup(db, phoneNumber)
 	}
-	if fail := q.outcome(ctx, st, kindMessaging, err); fail != nil {
+	if fail := q.outcome(ctx, st, kindMessaging, kindMessaging, err); fail != nil {
 		return &graph.MessagingProviderResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	return &graph.MessagingProviderResult{
@@ -211,7 +219,7 @@ func (q *gqlResolver) LookupTrust(ctx context.Context, phoneNumber string) (*gra
 	if db := q.h.tables.DB(); db != nil {
 		res, err = trust.Lookup(db, phoneNumber, trust.Options{Now: q.h.now()})
 	}
-	if fail := q.outcome(ctx, st, kindTrust, err); fail != nil {
+	if fail := q.outcome(ctx, st, kindTrust, kindTrust, err); fail != nil {
 		return &graph.TrustResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	score := res.Score

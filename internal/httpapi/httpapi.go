@@ -56,11 +56,39 @@ type Config struct {
 // Accounts charges answered lookups to the key's prepaid account (the hosted
 // service's free tier and wallet). It must be safe for concurrent use.
 type Accounts interface {
-	// Charge records one answered lookup of the given kind ("lrn", "cnam",
-	// "messaging" or "trust") by key. An error matching
+	// Charge records one answered lookup by key: "cnam", "messaging",
+	// "trust", or for LRN one of the Charge* constants (with or without
+	// enhanced data and the messaging add-on). An error matching
 	// ErrInsufficientBalance withholds the answer with 402
-	// INSUFFICIENT_BALANCE; any other error with 503 UNAVAILABLE.
+	// INSUFFICIENT_BALANCE (its details are the error's Details() string,
+	// when it has that method); any other error with 503 UNAVAILABLE.
 	Charge(ctx context.Context, key Key, lookup string) error
+}
+
+// What an LRN lookup is charged as.
+const (
+	ChargeLRN                  = "lrn"
+	ChargeLRNEnhanced          = "lrn_enhanced"
+	ChargeLRNMessaging         = "lrn+messaging_addon"
+	ChargeLRNEnhancedMessaging = "lrn_enhanced+messaging_addon"
+)
+
+func lrnCharge(enhanced, messaging bool) string {
+	switch {
+	case enhanced && messaging:
+		return ChargeLRNEnhancedMessaging
+	case enhanced:
+		return ChargeLRNEnhanced
+	case messaging:
+		return ChargeLRNMessaging
+	}
+	return ChargeLRN
+}
+
+// UsageReporter is what Accounts may also do: report the caller's usage,
+// served as GET /api/v1/usage (a JSON object).
+type UsageReporter interface {
+	Usage(ctx context.Context, key Key) (any, error)
 }
 
 // ErrInsufficientBalance is what [Accounts.Charge] returns (or wraps) when
@@ -146,6 +174,12 @@ func New(cfg Config) (*Handler, error) {
 	}{
 		{"/api/v1/status", h.status},
 		{"/openapi.json", serveOpenAPI},
+	}
+	if u, ok := cfg.Accounts.(UsageReporter); ok {
+		gets = append(gets, struct {
+			path string
+			fn   func(*recorder, *http.Request)
+		}{"/api/v1/usage", h.usage(u)})
 	}
 	if cfg.ServeMetrics && cfg.Metrics != nil {
 		mh := cfg.Metrics.Handler()

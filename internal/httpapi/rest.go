@@ -65,7 +65,7 @@ func (h *Handler) restLRN(w *recorder, r *http.Request) {
 	}
 	var err error
 	w.lrnRes, err = lrn.Lookup(db, *req.PhoneNumber, lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup})
-	if h.finish(w, r, key, kindLRN, err) {
+	if h.finish(w, r, key, kindLRN, lrnCharge(req.IncludeEnhancedLRN, req.MessagingLookup), err) {
 		writeLRN(w, &w.lrnRes)
 	}
 }
@@ -78,7 +78,7 @@ func (h *Handler) restCNAM(w *recorder, r *http.Request) {
 	}
 	var err error
 	w.cnamRes, err = cnam.Lookup(db, *req.PhoneNumber)
-	if h.finish(w, r, key, kindCNAM, err) {
+	if h.finish(w, r, key, kindCNAM, kindCNAM, err) {
 		writeJSON(w, http.StatusOK, &w.cnamRes)
 	}
 }
@@ -91,7 +91,7 @@ func (h *Handler) restMessaging(w *recorder, r *http.Request) {
 	}
 	var err error
 	w.msgRes, err = messaging.Lookup(db, *req.PhoneNumber)
-	if h.finish(w, r, key, kindMessaging, err) {
+	if h.finish(w, r, key, kindMessaging, kindMessaging, err) {
 		writeJSON(w, http.StatusOK, &w.msgRes)
 	}
 }
@@ -104,7 +104,7 @@ func (h *Handler) restTrust(w *recorder, r *http.Request) {
 	}
 	var err error
 	w.trustRes, err = trust.Lookup(db, *req.PhoneNumber, trust.Options{Now: h.now()})
-	if h.finish(w, r, key, kindTrust, err) {
+	if h.finish(w, r, key, kindTrust, kindTrust, err) {
 		writeJSON(w, http.StatusOK, &w.trustRes)
 	}
 }
@@ -112,9 +112,9 @@ func (h *Handler) restTrust(w *recorder, r *http.Request) {
 // finish counts a lookup's outcome, charges an answered one, and reports
 // whether the caller should write the answer; when not, it has written the
 // error.
-func (h *Handler) finish(w *recorder, r *http.Request, key Key, kind string, err error) bool {
+func (h *Handler) finish(w *recorder, r *http.Request, key Key, kind, charge string, err error) bool {
 	if err == nil {
-		err = h.charge(r.Context(), key, kind)
+		err = h.charge(r.Context(), key, charge)
 	}
 	e := h.lookupError(r.Context(), kind, err)
 	if e != nil {
@@ -155,6 +155,10 @@ func (h *Handler) lookupError(ctx context.Context, kind string, err error) *apiE
 		e, result = errNumberNotFound, "not_found"
 	case errors.Is(err, ErrInsufficientBalance):
 		e, result = errInsufficientBalance, "insufficient_balance"
+		var d interface{ Details() string }
+		if errors.As(err, &d) {
+			e = &apiError{e.status, errorBody{e.body.Error, e.body.Code, d.Details()}}
+		}
 	case errors.Is(err, lnpdb.ErrClosed), errors.Is(err, errAccounts):
 		e, result = errUnavailable, "unavailable"
 	default:
@@ -166,4 +170,22 @@ func (h *Handler) lookupError(ctx context.Context, kind string, err error) *apiE
 		h.metrics.lookup(kind, result)
 	}
 	return e
+}
+
+// usage serves GET /api/v1/usage: the caller's account's usage.
+func (h *Handler) usage(u UsageReporter) func(*recorder, *http.Request) {
+	return func(w *recorder, r *http.Request) {
+		key, ok := h.authorize(w, r)
+		if !ok {
+			return
+		}
+		v, err := u.Usage(r.Context(), key)
+		if err != nil {
+			h.log.LogAttrs(r.Context(), slog.LevelError, "reporting usage failed",
+				slog.String("key", key.ID()), slog.String("error", err.Error()))
+			writeError(w, errAccountsUnavailable)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# billing.sh — lnpdb serve with billing off, on bbolt and on PostgreSQL, in
+# one run.
+#
+#   benchmarks/http/billing.sh        # → benchmarks/results/billing.md
+#
+# It builds lnpdb, generates a table, and starts three lnpdb serve processes
+# on it: "off" with a keys file (no accounts), "bolt" with --accounts on a
+# bbolt file, "postgres" with --accounts on a PostgreSQL started here from
+# Debian's binaries on a temporary directory and a loopback port. Each
+# billing server has one account with credit that the run cannot exhaust
+# and a key whose rate limit cannot interfere. wrk loads each with the same
+# settings, in turns, with post.lua's REST enhanced LRN lookups (charged as
+# lrn_enhanced); every figure is the median of ROUNDS rounds, each round
+# running the three targets back to back.
+#
+# Settings, from the environment:
+#   PORTED=100000      ported numbers in the generated table
+#   THREADS=1 CONNS=32 DURATION=10s ROUNDS=3 WARMUP=2s
+#   PORT=18180 (off), +1 (bolt), +2 (postgres), +3 (PostgreSQL itself)
+#   PG_BIN=/usr/lib/postgresql/15/bin (default: the newest installed)
+#   TMPBASE=/tmp KEEP=1 RESULTS=FILE COMMIT=…
+set -euo pipefail
+
+PORTED=${PORTED:-100000}
+THREADS=${THREADS:-1}
+CONNS=${CONNS:-32}
+DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
+WARMUP=${WARMUP:-2s}
+PORT=${PORT:-18180}
+TMPBASE=${TMPBASE:-/tmp}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$(dirname "$here")
+repo=$(dirname "$bench")
+results=${RESULTS:-$bench/results/billing.md}
+
+log() { printf '%s http/billing.sh: %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+command -v go >/dev/null || die "no go on PATH"
+command -v curl >/dev/null || die "no curl on PATH"
+command -v wrk >/dev/null || die "no wrk on PATH (Debian: apt-get install -y wrk)"
+PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+[[ -x $PG_BIN/pg_ctl ]] || die "no PostgreSQL binaries (Debian: apt-get install -y postgresql), or set PG_BIN"
+
+tmp=$(mktemp -d "$TMPBASE/lnpdb-billing-XXXXXX")
+pids=()
+pg_started=
+# PostgreSQL refuses to run as root: as root, run it as the postgres user.
+as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	[[ -n $pg_started ]] && (cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -m fast -w stop >/dev/null 2>&1 || true)
+	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+log "building lnpdb"
+(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
+commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
+
+log "generating and building a table of $PORTED ported numbers"
+"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
+"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+awk -F, -v every=$(( PORTED / 1000 > 0 ? PORTED / 1000 : 1 )) '
+	NR > 1 && (NR - 2) % every == 0 {
+		tn = $1; if (length(tn) == 10) tn = "1" tn
+		print tn
+		if (substr(tn, 11, 1) != "9") print substr(tn, 1, 10) (substr(tn, 11, 1) + 1)
+	}' "$tmp/src/ported.csv" >"$tmp/numbers"
+
+log "starting PostgreSQL on 127.0.0.1:$((PORT + 3))"
+mkdir -p "$tmp/pg"
+if [[ $(id -u) == 0 ]]; then chmod 711 "$tmp"; chown postgres: "$tmp/pg"; fi
+(cd / && as_pg "$PG_BIN/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 --locale=C >"$tmp/initdb.log" 2>&1) ||
+	die "initdb failed: $(cat "$tmp/initdb.log")"
+(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
+	-o "-h 127.0.0.1 -p $((PORT + 3)) -k $tmp/pg" start >"$tmp/pg_ctl.log" 2>&1) || die "pg_ctl start failed: $(cat "$tmp/pg_ctl.log")"
+pg_started=1
+pg_dsn="postgres://postgres@127.0.0.1:$((PORT + 3))/postgres?sslmode=disable"
+
+# account DSN prints a key of a new account with $1,000,000 of credit.
+account() {
+	local id
+	id=$("$tmp/lnpdb" account create --accounts "$1" --name bench 2>/dev/null)
+	"$tmp/lnpdb" wallet credit --accounts "$1" --account "$id" --amount 1000000 --ref bench >/dev/null
+	"$tmp/lnpdb" key new --accounts "$1" --account "$id" --rpm 2000000000 2>/dev/null
+}
+key_off=$("$tmp/lnpdb" key new --keys "$tmp/keys" --rpm 2000000000 2>/dev/null)
+key_bolt=$(account "bolt://$tmp/accounts.db")
+key_postgres=$(account "$pg_dsn")
+
+targets=(off bolt postgres)
+port() { case $1 in off) echo "$PORT" ;; bolt) echo $((PORT + 1)) ;; postgres) echo $((PORT + 2)) ;; esac; }
+key() { case $1 in off) echo "$key_off" ;; bolt) echo "$key_bolt" ;; postgres) echo "$key_postgres" ;; esac; }
+for t in "${targets[@]}"; do
+	case $t in
+	off) args=(--keys "$tmp/keys") ;;
+	bolt) args=(--accounts "bolt://$tmp/accounts.db") ;;
+	postgres) args=(--accounts "$pg_dsn") ;;
+	esac
+	"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" "${args[@]}" --addr "127.0.0.1:$(port "$t")" \
+		--log-format json >"$tmp/serve.$t.out" 2>"$tmp/serve.$t.log" &
+	pids+=($!)
+done
+for t in "${targets[@]}"; do
+	for _ in $(seq 100); do
+		curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" >/dev/null || die "serve ($t) did not start: $(cat "$tmp/serve.$t.log")"
+done
+
+load() {
+	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "http://127.0.0.1:$(port "$1")/api/v1/lrn" \
+		-- rest "$(key "$1")" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
+	grep '^RESULT ' "$tmp/wrk.$1.out" | sed 's/^RESULT //' || die "no result from wrk: $(cat "$tmp/wrk.$1.out")"
+}
+for t in "${targets[@]}"; do
+	log "warming up $t ($WARMUP)"
+	load "$t" "$WARMUP" >/dev/null
+done
+: >"$tmp/results"
+for r in $(seq "$ROUNDS"); do
+	for t in "${targets[@]}"; do
+		log "round $r/$ROUNDS: $t ($DURATION)"
+		printf '%s %s\n' "$t" "$(load "$t" "$DURATION")" >>"$tmp/results"
+		tail -1 "$tmp/results" >&2
+	done
+done
+
+field() {
+	grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
+# verdict RPS OFF_RPS FRACTION P99: the throughput target, then the p99 one
+# (a p99 missed with billing off too says the machine was busy).
+verdict() {
+	awk -v a="$1" -v b="$2" -v f="$3" -v p="$4" -v q="$(field off p99_us)" 'BEGIN {
+		printf "%s; p99 %s", (a >= f * b) ? "met" : "missed",
+			(p <= 10000) ? "met" : (q > 10000 ? "missed, as with billing off: the machine was busy" : "missed") }'
+}
+
+off_rps=$(field off rps)
+# What the store saw: the charged lookups, from the ledger (the servers sync within a second).
+sleep 2
+charged() { "$tmp/lnpdb" usage export --accounts "$1" --month "$(date -u +%Y-%m)" | awk -F, 'NR > 1 { n += $4 } END { print n + 0 }'; }
+for p in "${pids[@]:1}"; do kill -TERM "$p"; wait "$p" 2>/dev/null || true; done
+pids=("${pids[0]}")
+charged_bolt=$(charged "bolt://$tmp/accounts.db")
+charged_pg=$(charged "$pg_dsn")
+
+mkdir -p "$(dirname "$results")"
+{
+	echo "# HTTP under load: billing off, on bbolt, on PostgreSQL"
+	echo
+	echo "Written by \`benchmarks/http/billing.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
+	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the three servers,"
+	echo "PostgreSQL and whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+	echo
+	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked"
+	echo "- wrk: \`-t$THREADS -c$CONNS -d$DURATION --latency\`, loopback, REST \`/api/v1/lrn\` with \`include_enhanced_lrn\`; median of $ROUNDS rounds"
+	echo "- servers: \`lnpdb serve\` with access log and metrics on; off: \`--keys\`; bolt: \`--accounts bolt://…\`; postgres: \`--accounts postgres://…\` (PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on loopback, default settings)"
+	echo
+	echo "| billing | requests/s | vs off | p50 | p99 | non-2xx | target |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
+	for t in "${targets[@]}"; do
+		rps=$(field "$t" rps) p50=$(field "$t" p50_us) p99=$(field "$t" p99_us)
+		case $t in
+		off) goal="p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0 "$p99" | sed 's/^met; //')" ;;
+		bolt) goal="≥ 80 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.8 "$p99")" ;;
+		postgres) goal="≥ 70 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.7 "$p99")" ;;
+		esac
+		printf '| %s | %.0f | %s | %s | %s | %d | %s |\n' "$t" "$rps" "$(pct "$rps" "$off_rps")" "$(ms "$p50")" "$(ms "$p99")" "$(total "$t" non2xx)" "$goal"
+	done
+	echo
+	echo "Lookups answered (all rounds and warm-up) and charged in the ledger: bolt $(total bolt requests) in the rounds, $charged_bolt charged in all;"
+	echo "postgres $(total postgres requests) in the rounds, $charged_pg charged in all."
+	echo
+	echo "| round | billing | requests/s | p50 | p99 | max |"
+	echo "|---:|---|---:|---:|---:|---:|"
+	awk -v n="${#targets[@]}" '{
+		t = $1; line = $0
+		rps = line; sub(/.*"rps":/, "", rps); sub(/,.*/, "", rps)
+		p50 = line; sub(/.*"p50_us":/, "", p50); sub(/,.*/, "", p50)
+		p99 = line; sub(/.*"p99_us":/, "", p99); sub(/,.*/, "", p99)
+		mx = line; sub(/.*"max_us":/, "", mx); sub(/,.*/, "", mx)
+		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |\n", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
+	}' "$tmp/results"
+} >"$results"
+cat "$results"
+log "wrote $results"

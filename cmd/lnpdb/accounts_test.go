@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/billing"
+	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/testpg"
+)
+
+// TestMain lets the multi-process tests run this binary as lnpdb itself:
+// with its command line (asLnpdbEnv), or with serve's arguments as JSON
+// (serveEnv, which also stops on SIGTERM).
+func TestMain(m *testing.M) {
+	if os.Getenv(asLnpdbEnv) != "" {
+		main()
+	}
+	if js := os.Getenv(serveEnv); js != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(js), &args); err != nil {
+			fmt.Fprintln(os.Stderr, serveEnv+":", err)
+			os.Exit(2)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr}, args)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(testpg.Main(m))
+}
+
+func runLnpdb(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := runLnpdb(t, args...)
+	require.Equal(t, 0, code, "lnpdb %v: %s", args, errOut)
+	return out
+}
+
+// dsns runs test with a bolt and a PostgreSQL store.
+func dsns(t *testing.T, test func(t *testing.T, dsn string)) {
+	t.Run("bolt", func(t *testing.T) { test(t, "bolt://"+filepath.Join(t.TempDir(), "accounts.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, testpg.New(t)) })
+}
+
+func TestAccountCommands(t *testing.T) {
+	dsns(t, func(t *testing.T, dsn string) {
+		id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme Telecom"))
+		assert.Regexp(t, `^acct_[a-z2-7]{16}$`, id)
+		other := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Beta"))
+
+		list := mustRun(t, "account", "list", "--accounts", dsn)
+		assert.Contains(t, list, id)
+		assert.Contains(t, list, "Acme Telecom")
+		assert.Contains(t, list, other)
+
+		// Keys.
+		key := strings.TrimSpace(mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--label", "prod", "--rpm", "600"))
+		assert.Regexp(t, `^lnp_[a-z2-7]{32}$`, key)
+		keys := mustRun(t, "key", "list", "--accounts", dsn, "--account", id)
+		assert.Contains(t, keys, "prod")
+		assert.Contains(t, keys, "600")
+		assert.NotContains(t, keys, key, "the key itself is stored nowhere")
+		keyID := strings.Fields(strings.Split(keys, "\n")[1])[0]
+		assert.Contains(t, mustRun(t, "key", "revoke", "--accounts", dsn, "--account", id, "--key", keyID), keyID+" revoked")
+
+		// Wallet: idempotent on --ref.
+		assert.Contains(t, mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "25.00", "--ref", "INVOICE-123"), "credited $25.00")
+		assert.Contains(t, mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "25.00", "--ref", "INVOICE-123"), "nothing changed")
+		mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "0.5", "--ref", "INVOICE-124")
+
+		// Prices: a default, then the account's own.
+		mustRun(t, "price", "set", "--accounts", dsn, "--kind", "cnam", "--price", "0.004")
+		out := mustRun(t, "price", "set", "--accounts", dsn, "--account", id, "--kind", "lrn", "--price", "0.0008")
+		assert.Regexp(t, `lrn\s+0\.0008\n`, out)
+		assert.Regexp(t, `cnam\s+0\.004\n`, out)
+		assert.Regexp(t, `lrn\s+0\.001\n`, mustRun(t, "price", "list", "--accounts", dsn, "--account", other))
+
+		show := mustRun(t, "account", "show", "--accounts", dsn, "--account", id)
+		assert.Contains(t, show, "$25.50")
+		assert.Regexp(t, `free lookups left\s+10 of 10`, show)
+		assert.Contains(t, show, "revoked")
+
+		assert.Contains(t, mustRun(t, "account", "suspend", "--accounts", dsn, "--account", id), "suspended")
+		assert.Contains(t, mustRun(t, "account", "list", "--accounts", dsn), "suspended")
+		assert.Contains(t, mustRun(t, "account", "activate", "--accounts", dsn, "--account", id), "active")
+
+		s, err := billing.Open(context.Background(), dsn)
+		require.NoError(t, err)
+		a, err := s.Account(context.Background(), id)
+		s.Close()
+		require.NoError(t, err)
+		assert.Equal(t, billing.Micros(25_500_000), a.Balance)
+	})
+}
+
+// TestAccountCommandsRefuse: bad input and unusable stores get a clear
+// error and change nothing.
+func TestAccountCommandsRefuse(t *testing.T) {
+	dsn := "bolt://" + filepath.Join(t.TempDir(), "accounts.db")
+	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
+	mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "1", "--ref", "A")
+	missing := filepath.Join(t.TempDir(), "never-created.db")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"account"}, 2, "usage: lnpdb account"},
+		{[]string{"account", "list"}, 2, "--accounts DSN is required"},
+		{[]string{"account", "list", "--accounts", "mysql://x"}, 1, "scheme must be bolt or postgres"},
+		{[]string{"account", "list", "--accounts", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "accounts store"},
+		{[]string{"account", "create", "--accounts", dsn}, 1, "name"},
+		{[]string{"account", "show", "--accounts", dsn}, 2, "--account ID is required"},
+		{[]string{"account", "show", "--accounts", dsn, "--account", "acct_nope"}, 1, "not found"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "-5", "--ref", "B"}, 2, "negative"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "five", "--ref", "B"}, 2, "not a number"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "1.0000001", "--ref", "B"}, 2, "6 decimals"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "0", "--ref", "B"}, 2, "more than 0"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "2"}, 2, "--ref is required"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "2", "--ref", "A"}, 1, "conflict"},
+		{[]string{"wallet", "credit", "--accounts", dsn, "--account", "acct_nope", "--amount", "2", "--ref", "C"}, 1, "not found"},
+		{[]string{"wallet", "credit", "--accounts", "bolt://" + missing, "--account", id, "--amount", "x", "--ref", "C"}, 2, "--amount"},
+		{[]string{"price", "set", "--accounts", dsn, "--kind", "sms", "--price", "1"}, 2, "--kind must be one of"},
+		{[]string{"price", "set", "--accounts", dsn, "--kind", "lrn", "--price", "-1"}, 2, "negative"},
+		{[]string{"usage", "export", "--accounts", dsn, "--month", "2026-13"}, 2, "YYYY-MM"},
+		{[]string{"usage", "export", "--accounts", dsn, "--month", "2026-11", "--format", "xlsx"}, 2, "csv"},
+		{[]string{"key", "revoke", "--accounts", dsn, "--account", id}, 2, "--key ID is required"},
+		{[]string{"key", "new", "--accounts", dsn, "--account", "acct_nope"}, 1, "not found"},
+	} {
+		code, out, errOut := runLnpdb(t, c.args...)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+		if c.code != 0 {
+			assert.Empty(t, out, "%v", c.args)
+		}
+	}
+	_, err := os.Stat(missing)
+	assert.True(t, os.IsNotExist(err), "a refused command created the store")
+	s, err := billing.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := s.Account(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, billing.Micros(1_000_000), a.Balance, "refused credits changed the balance")
+	p, _ := s.Prices(context.Background(), id)
+	assert.Equal(t, billing.DefaultPrices[billing.KindLRN], p[billing.KindLRN])
+}
+
+func TestUsageExport(t *testing.T) {
+	dsns(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s, err := billing.Open(ctx, dsn)
+		require.NoError(t, err)
+		a, err := s.CreateAccount(ctx, "Acme", time.Now())
+		require.NoError(t, err)
+		_, _, err = s.Credit(ctx, a.ID, 1_000_000, "I", time.Now())
+		require.NoError(t, err)
+		h := httpapi.HashKey("k").Hash
+		_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Hash: h}, time.Now())
+		require.NoError(t, err)
+		nov := func() time.Time { return time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC) }
+		e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, Now: nov})
+		require.NoError(t, err)
+		for range 12 {
+			require.NoError(t, e.Charge(ctx, h, billing.KindLRN, false))
+		}
+		require.NoError(t, e.Charge(ctx, h, billing.KindCNAM, false))
+		require.NoError(t, e.Close(ctx))
+		s.Close()
+
+		out := mustRun(t, "usage", "export", "--accounts", dsn, "--month", "2026-11", "--format", "csv")
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		require.NoError(t, err)
+		assert.Equal(t, [][]string{
+			{"account_id", "day", "kind", "lookups", "free", "amount_micros", "amount_usd"},
+			{a.ID, "2026-11-05", "lrn", "12", "10", "2000", "0.002"},
+			{a.ID, "2026-11-05", "cnam", "1", "0", "3000", "0.003"},
+		}, recs)
+		out = mustRun(t, "usage", "export", "--accounts", dsn, "--month", "2026-10")
+		assert.Equal(t, "account_id,day,kind,lookups,free,amount_micros,amount_usd\n", out)
+	})
+}

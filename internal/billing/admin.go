@@ -1,0 +1,470 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AdminConfig configures the accounts admin API. Store and Authorize are
+// required.
+type AdminConfig struct {
+	Store Store
+	// Authorize reports whether a bearer token is an admin key.
+	Authorize func(token string) bool
+	// Changed is called after a change to keys or accounts (so that a
+	// serving engine reloads them at once); nil means nothing.
+	Changed func(context.Context)
+	// NewKey returns a new API key's text and its SHA-256.
+	NewKey func() (string, [32]byte)
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Admin serves the operator's operations on accounts over HTTP, the same
+// as the lnpdb account, key, wallet, price and usage commands:
+//
+//	GET  /admin/v1/accounts                          list
+//	POST /admin/v1/accounts                          {name} → 201 the account
+//	GET  /admin/v1/accounts/{id}                     the account, its keys, prices and this month's usage
+//	POST /admin/v1/accounts/{id}/suspend|activate    the account
+//	GET  /admin/v1/accounts/{id}/keys                its keys
+//	POST /admin/v1/accounts/{id}/keys                {label, rate_limit} → 201 the key, shown once
+//	POST /admin/v1/accounts/{id}/keys/{key}/revoke   the key
+//	POST /admin/v1/accounts/{id}/credits             {amount, ref} → 201, or 200 when ref was credited before
+//	GET  /admin/v1/accounts/{id}/prices              its prices
+//	PUT  /admin/v1/accounts/{id}/prices/{kind}       {price} → its prices
+//	GET  /admin/v1/prices                            the default prices
+//	PUT  /admin/v1/prices/{kind}                     {price} → the default prices
+//	GET  /admin/v1/usage?month=YYYY-MM[&account=ID][&format=csv]  the usage ledger
+//
+// Amounts are dollars as strings ("25.00"), parsed exactly. Errors are
+// {"error", "code", "details"}.
+type Admin struct {
+	cfg AdminConfig
+	mux *http.ServeMux
+}
+
+// NewAdmin returns the accounts admin API.
+func NewAdmin(cfg AdminConfig) (*Admin, error) {
+	if cfg.Store == nil || cfg.Authorize == nil || cfg.NewKey == nil {
+		return nil, errors.New("billing: AdminConfig needs Store, Authorize and NewKey")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Changed == nil {
+		cfg.Changed = func(context.Context) {}
+	}
+	a := &Admin{cfg: cfg, mux: http.NewServeMux()}
+	for pattern, fn := range map[string]func(*http.Request) (int, any, error){
+		"GET /admin/v1/accounts":                         a.list,
+		"POST /admin/v1/accounts":                        a.create,
+		"GET /admin/v1/accounts/{id}":                    a.show,
+		"POST /admin/v1/accounts/{id}/suspend":           a.status(StatusSuspended),
+		"POST /admin/v1/accounts/{id}/activate":          a.status(StatusActive),
+		"GET /admin/v1/accounts/{id}/keys":               a.keys,
+		"POST /admin/v1/accounts/{id}/keys":              a.newKey,
+		"POST /admin/v1/accounts/{id}/keys/{key}/revoke": a.revoke,
+		"POST /admin/v1/accounts/{id}/credits":           a.credit,
+		"GET /admin/v1/accounts/{id}/prices":             a.prices,
+		"PUT /admin/v1/accounts/{id}/prices/{kind}":      a.setPrice,
+		"GET /admin/v1/prices":                           a.prices,
+		"PUT /admin/v1/prices/{kind}":                    a.setPrice,
+		"GET /admin/v1/usage":                            a.usage,
+		"/admin/v1/accounts":                             notAllowed,
+		"/admin/v1/accounts/{id}":                        notAllowed,
+		"/admin/v1/accounts/{id}/{op}":                   opNotAllowed,
+		"/admin/v1/accounts/{id}/keys/{key}/revoke":      notAllowed,
+		"/admin/v1/accounts/{id}/prices/{kind}":          notAllowed,
+		"/admin/v1/prices":                               notAllowed,
+		"/admin/v1/prices/{kind}":                        notAllowed,
+		"/admin/v1/usage":                                notAllowed,
+	} {
+		a.mux.Handle(pattern, a.handle(fn))
+	}
+	return a, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch {
+	case !ok || strings.TrimSpace(tok) == "":
+		w.Header().Set("WWW-Authenticate", `Bearer realm="lnpdb-admin"`)
+		writeErr(w, http.StatusUnauthorized, "Missing API key", "MISSING_API_KEY", "Send the header Authorization: Bearer <ADMIN_KEY>")
+		return
+	case !a.cfg.Authorize(strings.TrimSpace(tok)):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="lnpdb-admin"`)
+		writeErr(w, http.StatusUnauthorized, "Invalid API key", "INVALID_API_KEY", "The key is not an admin key")
+		return
+	}
+	if _, pattern := a.mux.Handler(r); pattern == "" {
+		writeErr(w, errNoEndpoint.status, errNoEndpoint.msg, errNoEndpoint.code, errNoEndpoint.dt)
+		return
+	}
+	a.mux.ServeHTTP(w, r) // sets the path's values
+}
+
+// apiErr is a failure with its status and code.
+type apiErr struct {
+	status        int
+	msg, code, dt string
+}
+
+func (e *apiErr) Error() string { return e.dt }
+
+func badRequest(format string, args ...any) error {
+	return &apiErr{http.StatusBadRequest, "Invalid request", "INVALID_REQUEST", fmt.Sprintf(format, args...)}
+}
+
+func notAllowed(*http.Request) (int, any, error) {
+	return 0, nil, &apiErr{http.StatusMethodNotAllowed, "Method not allowed", "METHOD_NOT_ALLOWED", "See /openapi.json for the methods of this endpoint"}
+}
+
+var errNoEndpoint = &apiErr{http.StatusNotFound, "Not found", "NOT_FOUND", "No such endpoint; see /openapi.json"}
+
+// opNotAllowed answers /admin/v1/accounts/{id}/{op}: 405 for an operation
+// there is, with another method; 404 for one there is not.
+func opNotAllowed(r *http.Request) (int, any, error) {
+	switch r.PathValue("op") {
+	case "suspend", "activate", "keys", "credits", "prices":
+		return notAllowed(r)
+	}
+	return 0, nil, errNoEndpoint
+}
+
+func (a *Admin) handle(fn func(*http.Request) (int, any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, v, err := fn(r)
+		var ae *apiErr
+		switch {
+		case err == nil:
+			if csvBody, ok := v.([]byte); ok {
+				w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+				w.WriteHeader(status)
+				_, _ = w.Write(csvBody)
+				return
+			}
+			writeJSON(w, status, v)
+		case errors.As(err, &ae):
+			writeErr(w, ae.status, ae.msg, ae.code, ae.dt)
+		case errors.Is(err, ErrNotFound):
+			writeErr(w, http.StatusNotFound, "Not found", "NOT_FOUND", err.Error())
+		case errors.Is(err, ErrConflict):
+			writeErr(w, http.StatusConflict, "Conflict", "CONFLICT", err.Error())
+		case errors.Is(err, ErrInvalid):
+			writeErr(w, http.StatusBadRequest, "Invalid request", "INVALID_REQUEST", err.Error())
+		default:
+			a.cfg.Logger.Error("accounts admin request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+			writeErr(w, http.StatusServiceUnavailable, "Service unavailable", "UNAVAILABLE", "The accounts store failed; the failure has been logged")
+		}
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+func writeErr(w http.ResponseWriter, status int, msg, code, details string) {
+	writeJSON(w, status, map[string]string{"error": msg, "code": code, "details": details})
+}
+
+// decode reads a JSON object body of at most 64 KiB into v.
+func decode(r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		return badRequest("Content-Type must be application/json")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	if err != nil {
+		return badRequest("the request body could not be read")
+	}
+	if len(body) > 64<<10 {
+		return badRequest("the request body is larger than 64 KiB")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the body must be a JSON object of the documented fields: %v", err)
+	}
+	if dec.More() {
+		return badRequest("the body must be one JSON object")
+	}
+	return nil
+}
+
+// amount is dollars in a request: a string ("25.00") or a JSON number
+// (25.00), parsed exactly either way.
+type amount struct {
+	set bool
+	m   Micros
+	err error
+}
+
+func (a *amount) UnmarshalJSON(b []byte) error {
+	a.set = true
+	var s string
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	} else {
+		s = string(b)
+	}
+	a.m, a.err = ParseAmount(s)
+	return nil
+}
+
+func (a amount) get(field string) (Micros, error) {
+	switch {
+	case !a.set:
+		return 0, badRequest("%s is required: dollars, e.g. \"25.00\"", field)
+	case a.err != nil:
+		return 0, badRequest("%s: %v", field, a.err)
+	}
+	return a.m, nil
+}
+
+func (a *Admin) list(r *http.Request) (int, any, error) {
+	accts, err := a.cfg.Store.Accounts(r.Context())
+	if accts == nil {
+		accts = []Account{}
+	}
+	return http.StatusOK, map[string]any{"accounts": accts}, err
+}
+
+func (a *Admin) create(r *http.Request) (int, any, error) {
+	var req struct {
+		Name *string `json:"name"`
+	}
+	if err := decode(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == nil {
+		return 0, nil, badRequest("name is required")
+	}
+	acc, err := a.cfg.Store.CreateAccount(r.Context(), *req.Name, a.cfg.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	a.cfg.Changed(r.Context())
+	return http.StatusCreated, acc, nil
+}
+
+// AccountView is an account as GET /admin/v1/accounts/{id} shows it.
+type AccountView struct {
+	Account
+	FreeLeft int64         `json:"free_left_this_month"`
+	Prices   []PriceReport `json:"prices"`
+	Keys     []KeyRecord   `json:"keys"`
+	Usage    []UsageRow    `json:"usage_this_month"`
+	Credits  []Credit      `json:"credits"`
+}
+
+func (a *Admin) show(r *http.Request) (int, any, error) {
+	ctx, id, s := r.Context(), r.PathValue("id"), a.cfg.Store
+	acc, err := s.Account(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	v := AccountView{Account: acc}
+	month := Month(a.cfg.Now())
+	if v.FreeLeft, err = s.FreeLeft(ctx, id, month); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.Prices(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	v.Prices = PriceList(p)
+	if v.Keys, err = s.Keys(ctx, id); err != nil {
+		return 0, nil, err
+	}
+	if v.Usage, err = s.Usage(ctx, id, month); err != nil {
+		return 0, nil, err
+	}
+	if v.Credits, err = s.Credits(ctx, id); err != nil {
+		return 0, nil, err
+	}
+	v.Keys, v.Usage, v.Credits = nonNil(v.Keys), nonNil(v.Usage), nonNil(v.Credits)
+	return http.StatusOK, v, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (a *Admin) status(st Status) func(*http.Request) (int, any, error) {
+	return func(r *http.Request) (int, any, error) {
+		acc, err := a.cfg.Store.SetStatus(r.Context(), r.PathValue("id"), st)
+		if err != nil {
+			return 0, nil, err
+		}
+		a.cfg.Changed(r.Context())
+		return http.StatusOK, acc, nil
+	}
+}
+
+func (a *Admin) keys(r *http.Request) (int, any, error) {
+	keys, err := a.cfg.Store.Keys(r.Context(), r.PathValue("id"))
+	return http.StatusOK, map[string]any{"keys": nonNil(keys)}, err
+}
+
+// NewKeyView is a new key: the record, and the key itself, shown once.
+type NewKeyView struct {
+	KeyRecord
+	Key string `json:"key"`
+}
+
+func (a *Admin) newKey(r *http.Request) (int, any, error) {
+	var req struct {
+		Label     string `json:"label"`
+		RateLimit *int   `json:"rate_limit"`
+	}
+	if err := decode(r, &req); err != nil {
+		return 0, nil, err
+	}
+	limit := 0
+	if req.RateLimit != nil {
+		if *req.RateLimit < 0 {
+			return 0, nil, badRequest("rate_limit must not be negative (0: the server's default)")
+		}
+		limit = *req.RateLimit
+	}
+	text, h := a.cfg.NewKey()
+	k, err := a.cfg.Store.AddKey(r.Context(), KeyRecord{AccountID: r.PathValue("id"), Label: req.Label, Hash: h, Limit: limit}, a.cfg.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	a.cfg.Changed(r.Context())
+	return http.StatusCreated, NewKeyView{k, text}, nil
+}
+
+func (a *Admin) revoke(r *http.Request) (int, any, error) {
+	k, err := a.cfg.Store.RevokeKey(r.Context(), r.PathValue("id"), r.PathValue("key"), a.cfg.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	a.cfg.Changed(r.Context())
+	return http.StatusOK, k, nil
+}
+
+// CreditView is the answer to a top-up.
+type CreditView struct {
+	Credit
+	Applied bool   `json:"applied"` // false: ref was credited before, nothing changed
+	Balance Micros `json:"balance_micros"`
+}
+
+func (a *Admin) credit(r *http.Request) (int, any, error) {
+	var req struct {
+		Amount amount `json:"amount"`
+		Ref    string `json:"ref"`
+	}
+	if err := decode(r, &req); err != nil {
+		return 0, nil, err
+	}
+	m, err := req.Amount.get("amount")
+	if err != nil {
+		return 0, nil, err
+	}
+	if m == 0 {
+		return 0, nil, badRequest("amount must be more than 0")
+	}
+	c, applied, err := a.cfg.Store.Credit(r.Context(), r.PathValue("id"), m, req.Ref, a.cfg.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	acc, err := a.cfg.Store.Account(r.Context(), c.AccountID)
+	if err != nil {
+		return 0, nil, err
+	}
+	status := http.StatusCreated
+	if !applied {
+		status = http.StatusOK
+	}
+	return status, CreditView{c, applied, acc.Balance + acc.Leased}, nil
+}
+
+func (a *Admin) prices(r *http.Request) (int, any, error) {
+	p, err := a.cfg.Store.Prices(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"prices": PriceList(p)}, nil
+}
+
+func (a *Admin) setPrice(r *http.Request) (int, any, error) {
+	kind := Kind(r.PathValue("kind"))
+	if !kind.Valid() {
+		return 0, nil, &apiErr{http.StatusNotFound, "Not found", "NOT_FOUND", fmt.Sprintf("no billable kind %q: the kinds are %v", kind, Kinds)}
+	}
+	var req struct {
+		Price amount `json:"price"`
+	}
+	if err := decode(r, &req); err != nil {
+		return 0, nil, err
+	}
+	p, err := req.Price.get("price")
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := a.cfg.Store.SetPrice(r.Context(), r.PathValue("id"), kind, p); err != nil {
+		return 0, nil, err
+	}
+	return a.prices(r)
+}
+
+func (a *Admin) usage(r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	month, err := ParseMonth(q.Get("month"))
+	if err != nil {
+		return 0, nil, badRequest("month=YYYY-MM is required")
+	}
+	format := q.Get("format")
+	if format != "" && format != "json" && format != "csv" {
+		return 0, nil, badRequest("format must be json or csv")
+	}
+	rows, err := a.cfg.Store.Usage(r.Context(), q.Get("account"), month)
+	if err != nil {
+		return 0, nil, err
+	}
+	if format == "csv" {
+		return http.StatusOK, UsageCSV(rows), nil
+	}
+	return http.StatusOK, map[string]any{"month": month, "usage": nonNil(rows)}, nil
+}
+
+// UsageCSV writes ledger rows as CSV with a header line.
+func UsageCSV(rows []UsageRow) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{"account_id", "day", "kind", "lookups", "free", "amount_micros", "amount_usd"})
+	for _, u := range rows {
+		_ = w.Write([]string{u.AccountID, u.Day, string(u.Kind), strconv.FormatInt(u.Lookups, 10), strconv.FormatInt(u.Free, 10), strconv.FormatInt(int64(u.Amount), 10), u.Amount.String()})
+	}
+	w.Flush()
+	return b.Bytes()
+}

@@ -1,0 +1,53 @@
+// Package billing owns the money side of lnpdb serve: accounts, their API
+// keys, prepaid wallets, prices, the monthly free tier, the usage ledger,
+// and the lease engine that charges lookups without a store round trip per
+// lookup.
+//
+// # Money
+//
+// Amounts are integers in micro-dollars ([Micros]); text is parsed exactly
+// by [ParseAmount], never through a float. Every billable [Kind] has a price
+// ([DefaultPrices], overridable for the whole store and per account). Each
+// account's first [FreeTier] LRN or enhanced-LRN lookups of each calendar
+// month (UTC) are free; then the wallet pays. A wallet only grows by a
+// top-up ([Store.Credit], idempotent on its reference); there is no
+// auto-refill.
+//
+// # Stores
+//
+// [Store] is one interface with two implementations, held to the same
+// tests: [BoltStore], one bbolt file created on first use (one process at a
+// time), and [PostgresStore], PostgreSQL with embedded migrations applied at
+// start, for several processes billing one set of wallets. [Open] picks one
+// from a DSN: bolt:///path/accounts.db or postgres://….
+//
+// # Leases
+//
+// A serving process does not write to the store per lookup. Its [Engine]
+// leases a block of an account's credit (and of its free lookups) in one
+// transaction ([Store.Sync]), which moves that credit out of the balance into
+// the lease; lookups spend the lease in memory. About once a second, and
+// whenever a lease runs low, the engine syncs: in one transaction per batch
+// of accounts it records what was spent (the usage ledger) and tops the lease
+// up, which also extends its expiry. On shutdown it returns what its leases
+// hold. Credit thus only ever moves between a balance, a lease and the
+// ledger, under the account's lock, so a balance never goes below zero and
+// credits = balance + leased + charged at every commit.
+//
+// A full lease holds about three seconds of the account's recent spending
+// (at least [EngineConfig.LeaseCredit]), so renewals run ahead of it. Near
+// the end of a wallet, a process may answer 402 while another still holds
+// the rest in its lease; a refusal makes the refusing process hand back what
+// its lease holds at once, so the wallet is spent to the last micro-dollar.
+//
+// What a crash costs: a killed process's leases stay out until they expire
+// (LeaseTTL after its last sync, 30 s by default); then any process's
+// expiry sweep returns what they held to the balance, and the customer has
+// lost nothing. The lookups it answered after its last sync are never
+// charged: the operator loses at most one sync interval (a second) of that
+// process's lookups for each account, and never more than its leases held.
+// Nothing is charged twice, because a sync carries a sequence number the
+// store applies once. A process stops spending a lease a quarter of LeaseTTL
+// before it expires, and a sync for a lease already returned is refused
+// ([ErrLeaseLost]), so credit returned by expiry is never also spent.
+package billing

@@ -1,0 +1,216 @@
+// Package testpg starts a real PostgreSQL server for tests: Debian's
+// binaries (package postgresql) on a temporary data directory and a free
+// loopback port, one server per test binary, a fresh database per test.
+//
+// A test binary that uses it runs its tests through [Main] from TestMain, so
+// that the server is stopped when the tests end:
+//
+//	func TestMain(m *testing.M) { os.Exit(testpg.Main(m)) }
+//
+// When the binaries are absent, [New] skips the test and names the package
+// that provides them. PostgreSQL refuses to run as root: as root the server
+// runs as the "postgres" system user (which the Debian package creates),
+// through runuser.
+package testpg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// server is the test binary's PostgreSQL server.
+type server struct {
+	bin, dir, port string
+	asUser         string // run the binaries as this user ("" = as ourselves)
+	err            error  // why there is no server: skip with this
+	fatal          bool   // err is a failure, not a missing binary
+}
+
+var (
+	once sync.Once
+	srv  server
+	dbs  int
+	dbMu sync.Mutex
+)
+
+// Main runs m's tests and stops the server if one was started.
+func Main(m *testing.M) int {
+	code := m.Run()
+	stop()
+	return code
+}
+
+// New returns the connection string of a new, empty database on the test
+// binary's server, starting the server on first use. It skips t when the
+// PostgreSQL binaries are absent.
+func New(t testing.TB) string {
+	t.Helper()
+	once.Do(start)
+	if srv.err != nil {
+		if srv.fatal {
+			t.Fatalf("starting PostgreSQL: %v", srv.err)
+		}
+		t.Skipf("skipping: %v", srv.err)
+	}
+	dbMu.Lock()
+	dbs++
+	name := fmt.Sprintf("t%d", dbs)
+	dbMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := dsn(srv.port, "postgres")
+	c, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connecting to the test PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	return dsn(srv.port, name)
+}
+
+func dsn(port, db string) string {
+	return "postgres://postgres@127.0.0.1:" + port + "/" + db + "?sslmode=disable"
+}
+
+// binDir finds the directory of initdb and pg_ctl: $PG_BIN, the newest
+// /usr/lib/postgresql/*/bin, or $PATH.
+func binDir() (string, error) {
+	if d := os.Getenv("PG_BIN"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err != nil {
+			return "", fmt.Errorf("PG_BIN=%s has no pg_ctl (install the Debian package postgresql): %v", d, err)
+		}
+		return d, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("pg_ctl"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", fmt.Errorf("PostgreSQL's initdb and pg_ctl not found in /usr/lib/postgresql/*/bin or $PATH (install the Debian package postgresql)")
+}
+
+func version(dir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return v
+}
+
+func start() {
+	bin, err := binDir()
+	if err != nil {
+		srv.err = err
+		return
+	}
+	srv.bin = bin
+	if os.Geteuid() == 0 {
+		// initdb and postgres refuse root; run them as the package's user.
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			srv.err = fmt.Errorf("running as root and there is no postgres user to run PostgreSQL as (install the Debian package postgresql): %v", err)
+			return
+		}
+		srv.asUser = u.Username
+		if _, err := exec.LookPath("runuser"); err != nil {
+			srv.err = fmt.Errorf("running as root and runuser (Debian package util-linux) is missing: %v", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "testpg-")
+		if err != nil {
+			srv.err, srv.fatal = err, true
+			return
+		}
+		srv.dir = dir
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			srv.err, srv.fatal = fmt.Errorf("handing %s to user postgres: %w", dir, err), true
+			return
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "testpg-")
+		if err != nil {
+			srv.err, srv.fatal = err, true
+			return
+		}
+		srv.dir = dir
+	}
+	data := filepath.Join(srv.dir, "data")
+	if out, err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+		srv.err, srv.fatal = fmt.Errorf("initdb: %v\n%s", err, out), true
+		return
+	}
+	// A free port can be taken between choosing and listening: retry.
+	for range 5 {
+		srv.port = freePort()
+		opts := "-h 127.0.0.1 -p " + srv.port + " -k " + srv.dir + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+		out, err := run("pg_ctl", "-D", data, "-l", filepath.Join(srv.dir, "log"), "-w", "-t", "60", "-o", opts, "start")
+		if err == nil {
+			return
+		}
+		srv.err, srv.fatal = fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(filepath.Join(srv.dir, "log"))), true
+	}
+}
+
+func stop() {
+	if srv.dir == "" {
+		return
+	}
+	if srv.err == nil {
+		_, _ = run("pg_ctl", "-D", filepath.Join(srv.dir, "data"), "-m", "immediate", "-w", "stop")
+	}
+	_ = os.RemoveAll(srv.dir)
+}
+
+// run runs one of the PostgreSQL binaries, as srv.asUser when set.
+func run(name string, args ...string) ([]byte, error) {
+	path := filepath.Join(srv.bin, name)
+	var cmd *exec.Cmd
+	if srv.asUser != "" {
+		cmd = exec.Command("runuser", append([]string{"-u", srv.asUser, "--", path}, args...)...)
+	} else {
+		cmd = exec.Command(path, args...)
+	}
+	cmd.Dir = os.TempDir() // the user may not be allowed in the current directory
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "54329"
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	s := string(b)
+	if i := strings.LastIndex(s, "\n"); len(s) > 2000 && i > 0 {
+		s = s[len(s)-2000:]
+	}
+	return s
+}
