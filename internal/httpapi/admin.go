@@ -168,8 +168,10 @@ var (
 	errJournalBroken = &apiError{http.StatusServiceUnavailable, errorBody{
 		"Storage unavailable", CodeStorageUnavailable,
 		"Updates are refused: a failed write left the journal unusable; lookups go on. A compaction (POST /admin/v1/compact) or a restart makes updates possible again; nothing was applied"}}
-	errFeedType    = invalidRequest("Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)")
-	errFeedTooBig  = invalidRequest("The request body is larger than 64 MiB; split the feed")
+	errFeedType = &apiError{http.StatusUnsupportedMediaType, errorBody{"Unsupported media type", CodeInvalidRequest,
+		"Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)"}}
+	errFeedTooBig = &apiError{http.StatusRequestEntityTooLarge, errorBody{"Request body too large", CodeInvalidRequest,
+		"The request body is larger than 64 MiB; split the feed"}}
 	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
 		"Service unavailable", CodeUnavailable, "The table is being closed; retry shortly"}}
 )

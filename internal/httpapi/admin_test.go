@@ -132,7 +132,7 @@ func TestAdminBadRowRefusesBatch(t *testing.T) {
 			assert.Equal(t, before, s.lrnOf(t, "12025550123"), "the good row before the bad one is not applied")
 		})
 	}
-	m := checkErrorBody(t, s.feed(t, "text/plain", "x"), http.StatusBadRequest, CodeInvalidRequest)
+	m := checkErrorBody(t, s.feed(t, "text/plain", "x"), http.StatusUnsupportedMediaType, CodeInvalidRequest)
 	assert.Contains(t, m["details"], "text/csv")
 }
 

@@ -87,7 +87,7 @@ func TestGzipRequestBodies(t *testing.T) {
 	// The size limit applies to what the body decompresses to.
 	bomb := `{"phone_numbers":["12025550123"],"pad":"` + strings.Repeat("0", MaxBodyBytes) + `"}`
 	r = rawDo(t, s, "POST", "/api/v1/lrn/bulk", gzipped(t, bomb), append(jsonKey, "Content-Encoding", "gzip")...)
-	checkErrorBody(t, r, http.StatusBadRequest, CodeInvalidRequest)
+	checkErrorBody(t, r, http.StatusRequestEntityTooLarge, CodeInvalidRequest)
 
 	r = rawDo(t, s, "POST", "/api/v1/lrn/bulk", "junk", append(jsonKey, "Content-Encoding", "gzip")...)
 	checkErrorBody(t, r, http.StatusBadRequest, CodeInvalidRequest)

@@ -89,8 +89,8 @@ var (
 	errNoRoute = &apiError{http.StatusNotFound, errorBody{
 		"Not found", CodeNotFound,
 		"No such endpoint; see /openapi.json"}}
-	errContentType = invalidRequest("Content-Type must be application/json")
-	errTooLarge    = invalidRequest("The request body is larger than 64 KiB")
+	errContentType = &apiError{http.StatusUnsupportedMediaType, errorBody{"Unsupported media type", CodeInvalidRequest, "Content-Type must be application/json"}}
+	errTooLarge    = &apiError{http.StatusRequestEntityTooLarge, errorBody{"Request body too large", CodeInvalidRequest, "The request body is larger than 64 KiB"}}
 	errReadBody    = invalidRequest("The request body could not be read")
 	errNotJSON     = invalidRequest("The request body is not valid JSON")
 	errNotObject   = invalidRequest("The request body must be a JSON object")

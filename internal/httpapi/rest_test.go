@@ -226,11 +226,11 @@ func TestRESTErrors(t *testing.T) {
 			{"number as number", "POST", path, jsonKey, `{"phone_number":12025550123}`, 400, CodeInvalidRequest},
 			{"number as array", "POST", path, jsonKey, `{"phone_number":["12025550123"]}`, 400, CodeInvalidRequest},
 			{"trailing data", "POST", path, jsonKey, `{"phone_number":"12025550123"} {}`, 400, CodeInvalidRequest},
-			{"too large", "POST", path, jsonKey, big, 400, CodeInvalidRequest},
-			{"text/plain", "POST", path, []string{"Content-Type", "text/plain", "Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 400, CodeInvalidRequest},
-			{"form", "POST", path, []string{"Content-Type", "application/x-www-form-urlencoded", "Authorization", "Bearer " + testKey}, `phone_number=12025550123`, 400, CodeInvalidRequest},
-			{"no content type", "POST", path, []string{"Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 400, CodeInvalidRequest},
-			{"latin1", "POST", path, []string{"Content-Type", "application/json; charset=iso-8859-1", "Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 400, CodeInvalidRequest},
+			{"too large", "POST", path, jsonKey, big, 413, CodeInvalidRequest},
+			{"text/plain", "POST", path, []string{"Content-Type", "text/plain", "Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 415, CodeInvalidRequest},
+			{"form", "POST", path, []string{"Content-Type", "application/x-www-form-urlencoded", "Authorization", "Bearer " + testKey}, `phone_number=12025550123`, 415, CodeInvalidRequest},
+			{"no content type", "POST", path, []string{"Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 415, CodeInvalidRequest},
+			{"latin1", "POST", path, []string{"Content-Type", "application/json; charset=iso-8859-1", "Authorization", "Bearer " + testKey}, `{"phone_number":"12025550123"}`, 415, CodeInvalidRequest},
 			{"no key", "POST", path, []string{"Content-Type", "application/json"}, `{"phone_number":"12025550123"}`, 401, CodeMissingAPIKey},
 			{"basic auth", "POST", path, []string{"Content-Type", "application/json", "Authorization", "Basic dXNlcjpwYXNz"}, `{"phone_number":"12025550123"}`, 401, CodeMissingAPIKey},
 			{"empty bearer", "POST", path, []string{"Content-Type", "application/json", "Authorization", "Bearer   "}, `{"phone_number":"12025550123"}`, 401, CodeMissingAPIKey},
@@ -285,7 +285,7 @@ func TestRESTErrors(t *testing.T) {
 		res, err := s.Client().Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
-		assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 	})
 	for _, c := range []errCase{
 		{"no such path", "POST", "/api/v1/nope", jsonKey, `{}`, 404, CodeNotFound},
