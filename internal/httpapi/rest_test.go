@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -354,13 +355,18 @@ func TestTableSwap(t *testing.T) {
 }
 
 // accounts is a wallet per key for tests: it allows credit answered lookups.
+// accounts is an Accounts with a credit of whole lookups. GraphQL resolves
+// a request's fields concurrently, so it locks.
 type accounts struct {
+	mu     sync.Mutex
 	credit int
 	fail   error
 	kinds  []string
 }
 
 func (a *accounts) Charge(_ context.Context, _ Key, kind string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.fail != nil {
 		return a.fail
 	}
