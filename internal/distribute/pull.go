@@ -147,7 +147,7 @@ func Pull(ctx context.Context, rawURL, path string, opt Options) (Result, error)
 	info, err := format.Install(path, r)
 	body.bar.Done()
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(err, cause) {
 			err = fmt.Errorf("%w (%w)", err, cause)
 		}
 		return Result{Bytes: body.n}, fmt.Errorf("fetching %s: %w", redact(u), err)
