@@ -70,13 +70,11 @@ type Poller struct {
 	Options Options
 	Log     *slog.Logger // nil: no log
 	Metrics *Metrics     // nil: no metrics
-	// Lock, when set, is held during each fetch, so that nothing else
-	// replaces the file meanwhile (a server passes the lock its reloads
-	// and compactions take).
-	Lock sync.Locker
-	// Installed, when set, is called with Lock held after a new table was
-	// renamed into place (a server reloads it there, at once).
-	Installed func()
+	// Replace, when set, runs each fetch (install), which renames a new
+	// table over Path or leaves it alone: a server passes one that keeps
+	// its reloads and compactions off the file meanwhile and reloads the
+	// table after it (live.Runner.Replace). Nil runs install alone.
+	Replace func(install func() error) error
 
 	mu     sync.Mutex
 	status Status
@@ -125,16 +123,21 @@ func (p *Poller) Once(ctx context.Context) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if p.Lock != nil {
-		p.Lock.Lock()
-		defer p.Lock.Unlock()
-	}
 	start := time.Now()
-	res, err := Pull(ctx, p.URL, p.Path, p.Options)
-	took := time.Since(start)
-	if res.Info.Path != "" && p.Installed != nil { // a new table is in place
-		p.Installed()
+	var (
+		res Result
+		err error
+	)
+	install := func() error {
+		res, err = Pull(ctx, p.URL, p.Path, p.Options)
+		return err
 	}
+	if p.Replace != nil {
+		_ = p.Replace(install) // its error is install's
+	} else {
+		_ = install()
+	}
+	took := time.Since(start)
 	now := time.Now()
 	result := resultNew
 	switch {

@@ -22,6 +22,7 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
@@ -54,7 +55,10 @@ func newOrigin(t *testing.T, table []byte) *origin {
 	db, err := format.Open(o.path)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	a, err := httpapi.NewAdmin(httpapi.AdminConfig{Tables: httpapi.NewTable(db), Keys: httpapi.NewKeySet(httpapi.HashKey(adminKey))})
+	lv, err := live.Start(live.Config{DB: db})
+	require.NoError(t, err)
+	t.Cleanup(lv.Stop)
+	a, err := httpapi.NewAdmin(httpapi.AdminConfig{Tables: httpapi.NewTable(db), Keys: httpapi.NewKeySet(httpapi.HashKey(adminKey)), Live: lv})
 	require.NoError(t, err)
 	o.Server = httptest.NewServer(a)
 	t.Cleanup(o.Close)
@@ -272,10 +276,10 @@ func TestPollerMetricsAndStatus(t *testing.T) {
 	m, err := distribute.NewMetrics(reg)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "us.lnpdb")
-	installed := 0
+	replaced := 0
 	p := &distribute.Poller{URL: o.URL + "/admin/v1/table?zstd=1", Path: path, Every: time.Minute,
 		Options: distribute.Options{Key: adminKey}, Metrics: m, Log: slog.New(slog.DiscardHandler),
-		Installed: func() { installed++ }}
+		Replace: func(install func() error) error { replaced++; return install() }}
 	ctx := context.Background()
 	count := func(result string) float64 { return metricValue(t, reg, "lnpdb_table_pulls_total", result) }
 
@@ -286,7 +290,7 @@ func TestPollerMetricsAndStatus(t *testing.T) {
 	o.replace(t, two)
 	_, err = p.Once(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 2, installed)
+	assert.Equal(t, 3, replaced, "every fetch goes through Replace")
 	assert.Equal(t, 2.0, count("new"))
 	assert.Equal(t, 1.0, count("not_modified"))
 	assert.Equal(t, 0.0, count("failed"))
@@ -304,7 +308,7 @@ func TestPollerMetricsAndStatus(t *testing.T) {
 	st = p.Status()
 	assert.Equal(t, "failed", st.LastResult)
 	assert.NotEmpty(t, st.LastError)
-	assert.Equal(t, 2, installed)
+	assert.Equal(t, 4, replaced)
 	assert.Positive(t, metricValue(t, reg, "lnpdb_table_pull_bytes_total", ""))
 	assert.Positive(t, metricValue(t, reg, "lnpdb_table_pull_last_new_timestamp_seconds", ""))
 	fileIs(t, path, two)
