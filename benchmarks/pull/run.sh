@@ -105,7 +105,7 @@ reloaded=$(grep -o '"msg":"table reloaded".*' node.log | grep -o '"duration":[0-
 	echo "|---|---:|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "\`serve --db-url\` swap, node serving $(basename "$old"): start → serving $(secs "$t0" "$t1") s;"
-	echo "serving → answering from the new table $(secs "$t1" "$t2") s"
+	echo "\`serve --db-url\` swap, node starting with $(basename "$old") (its first poll starts as it opens it):"
+	echo "start → answering from the new table $(secs "$t0" "$t2") s, of which start → serving the old one $(secs "$t0" "$t1") s"
 	echo "(fetch, fsync and verify: $(printf '%.2f' "$(echo "$fetched / 1000000000" | bc -l)") s; reload, verifying again: $(printf '%.2f' "$(echo "$reloaded / 1000000000" | bc -l)") s)."
 } | tee "$here/results.md"
