@@ -123,13 +123,15 @@ func (p *Poller) Once(ctx context.Context) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	start := time.Now()
 	var (
-		res Result
-		err error
+		res  Result
+		err  error
+		took time.Duration // of the fetch and install alone, not of a reload after it
 	)
 	install := func() error {
+		start := time.Now()
 		res, err = Pull(ctx, p.URL, p.Path, p.Options)
+		took = time.Since(start)
 		return err
 	}
 	if p.Replace != nil {
@@ -137,7 +139,6 @@ func (p *Poller) Once(ctx context.Context) (Result, error) {
 	} else {
 		_ = install()
 	}
-	took := time.Since(start)
 	now := time.Now()
 	result := resultNew
 	switch {
