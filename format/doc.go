@@ -156,7 +156,9 @@
 // Every file the package writes — built and compacted tables, journal
 // rewrites — is written to "." + base name + ".tmp-…" beside it under an
 // advisory lock, fsync'd, verified where it is a table, and renamed into
-// place; Open and Build remove such files left by a killed writer.
+// place; Open and Build remove such files left by a killed writer. A table
+// that arrives from elsewhere as a stream (a download) goes in the same way
+// through Install, which refuses a stream that is cut short or damaged.
 //
 // CNAMNAME: u64 names, u64 names per chunk K, u64 chunks C, C+1 u64 frame
 // offsets (relative to the first frame; the last is the total length), then

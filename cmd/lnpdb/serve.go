@@ -55,6 +55,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	h2c := fs.Bool("h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	cors := fs.String("cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
 	dipOpts := addDipFlags(fs)
+	var pull pullFlags
+	fs.StringVar(&pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
+	fs.DurationVar(&pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
+	fs.StringVar(&pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +77,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *compactAt < 0 || *watchEvery < 0 {
 		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
+	}
+	if err := pull.check(*dbPath); err != nil {
+		return err
 	}
 	// Log lines are written in batches: a line per request written on its
 	// own would cost a system call per request. A log output that stops
@@ -154,6 +161,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// Every byte is checked before the first lookup, and every
 	// replacement before it is swapped in: a damaged file is refused,
 	// never served.
+	if err := pull.fetchMissing(ctx, path, log); err != nil {
+		return err
+	}
 	opened := time.Now()
 	db, err := format.Open(path, format.WithVerify())
 	if err != nil {
@@ -183,6 +193,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lv.Stop()
+	if err := pull.start(lv, reg, log); err != nil {
+		return err
+	}
+	defer pull.stop() // before lv.Stop
 	cfg := httpapi.Config{
 		Tables:       httpapi.NewTable(db),
 		DefaultLimit: *limit,
@@ -191,6 +205,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Metrics:      metrics,
 		ServeMetrics: *metricsAddr == "",
 		Live:         lv.Status,
+		Pull:         pull.status(),
 	}
 	if acc != nil {
 		cfg.Keys, cfg.Accounts = acc, acc

@@ -85,6 +85,7 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 		a.mux.Handle("POST "+path, &route{path, fn})
 		a.mux.Handle(path, &route{path, notAllowed(hdrPost, errAdminMethod)})
 	}
+	a.routeTable() // GET /admin/v1/table, tablefile.go
 	return a, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 
 	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
@@ -51,6 +52,9 @@ type Config struct {
 	// Live, when set, reports reloads, pending updates and refusals for
 	// GET /api/v1/status.
 	Live func() live.Status
+	// Pull, when set, reports the fetch of the table from an origin
+	// (serve --db-url).
+	Pull func() distribute.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -108,6 +112,7 @@ type Handler struct {
 	metrics  *Metrics
 	now      func() time.Time
 	live     func() live.Status
+	pull     func() distribute.Status
 	gql      *executor.Executor
 	inflight inflight
 	mux      *http.ServeMux
@@ -132,6 +137,7 @@ func New(cfg Config) (*Handler, error) {
 		metrics:  cfg.Metrics,
 		now:      cfg.Now,
 		live:     cfg.Live,
+		pull:     cfg.Pull,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {

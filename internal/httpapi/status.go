@@ -6,6 +6,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
 )
 
@@ -14,6 +15,8 @@ type statusBody struct {
 	Status string       `json:"status"`
 	Table  tableStatus  `json:"table"`
 	Live   *live.Status `json:"live,omitempty"`
+	// Pull is the table fetch from an origin (serve --db-url).
+	Pull *distribute.Status `json:"pull,omitempty"`
 }
 
 type tableStatus struct {
@@ -47,6 +50,10 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	if h.live != nil {
 		st := h.live()
 		body.Live = &st
+	}
+	if h.pull != nil {
+		st := h.pull()
+		body.Pull = &st
 	}
 	serveStatus(w, r, &body)
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lnpdb/lnpdb/internal/distribute"
+)
+
+func init() {
+	register(command{name: "pull", summary: "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull URL FILE", run: runPull})
+}
+
+func runPull(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "pull", "URL FILE")
+	keyFile := fs.String("key-file", "", "`file` holding the key to send as a bearer token (an admin key of an lnpdb origin's GET /admin/v1/table)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return fmt.Errorf("%w: want URL FILE", errUsage)
+	}
+	url, path := fs.Arg(0), fs.Arg(1)
+	key, err := readKeyFile(*keyFile)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := distribute.Pull(ctx, url, path, distribute.Options{Key: key, Progress: e.stderr})
+	if err != nil {
+		return err
+	}
+	if res.NotModified {
+		fmt.Fprintf(e.stdout, "%s is current (the origin's table is unchanged, ETag %s)\n", path, res.ETag)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "installed %s: built %s, %d bytes, %d ported; received %d bytes in %s\n",
+		path, res.Info.BuiltAt.Format(time.RFC3339), res.Info.Size, res.Info.Counts.Ported,
+		res.Bytes, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// readKeyFile returns the key in path, "" when path is "".
+func readKeyFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("key file: %w", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" || strings.ContainsAny(key, " \t\r\n") {
+		return "", fmt.Errorf("key file %s: want one key on one line", path)
+	}
+	return key, nil
+}

@@ -1,0 +1,130 @@
+package format
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
+	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// installFixture is a directory holding an installed table ("old") and the
+// bytes of another, newer table.
+func installFixture(t *testing.T) (path string, old, newer []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	path = filepath.Join(dir, "us.lnpdb")
+	_, err := Build(context.Background(), lnpdb.Sample(), path, BuildOptions{BuiltAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	require.NoError(t, err)
+	old, err = os.ReadFile(path)
+	require.NoError(t, err)
+	other := filepath.Join(t.TempDir(), "new.lnpdb")
+	_, err = Build(context.Background(), lnpdb.Sample(), other, BuildOptions{BuiltAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)})
+	require.NoError(t, err)
+	newer, err = os.ReadFile(other)
+	require.NoError(t, err)
+	require.NotEqual(t, old, newer)
+	return path, old, newer
+}
+
+// assertUntouched checks that path still holds want and that no temporary
+// file is left beside it.
+func assertUntouched(t *testing.T, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, got), "the installed table was replaced")
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, atomicfile.IsTemp(path, e.Name()), "temporary file left: %s", e.Name())
+	}
+}
+
+func TestInstall(t *testing.T) {
+	path, _, newer := installFixture(t)
+	info, err := Install(path, bytes.NewReader(newer))
+	require.NoError(t, err)
+	assert.Equal(t, path, info.Path)
+	assert.Equal(t, int64(len(newer)), info.Size)
+	assert.Equal(t, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), info.BuiltAt)
+	assert.Positive(t, info.Counts.Ported)
+	assertUntouched(t, path, newer)
+
+	// Into an empty place, too.
+	fresh := filepath.Join(t.TempDir(), "fresh.lnpdb")
+	_, err = Install(fresh, bytes.NewReader(newer))
+	require.NoError(t, err)
+	assertUntouched(t, fresh, newer)
+}
+
+// A table that is cut short, damaged, extended or not a table at all is
+// refused, and so is a stream that fails: the installed table stays.
+func TestInstallRefusesBadStreams(t *testing.T) {
+	path, old, newer := installFixture(t)
+	flipped := bytes.Clone(newer)
+	flipped[len(flipped)*2/3] ^= 0x40 // inside a large section: only a full verify finds it
+	for name, tc := range map[string]struct {
+		r    io.Reader
+		want error
+	}{
+		"truncated":     {bytes.NewReader(newer[:len(newer)/2]), ErrCorrupt},
+		"last byte cut": {bytes.NewReader(newer[:len(newer)-1]), ErrCorrupt},
+		"one bit wrong": {bytes.NewReader(flipped), ErrCorrupt},
+		"extended":      {io.MultiReader(bytes.NewReader(newer), strings.NewReader("x")), ErrCorrupt},
+		"empty":         {strings.NewReader(""), ErrCorrupt},
+		"not a table":   {strings.NewReader(strings.Repeat("<html>gateway timeout</html>\n", 100)), ErrFormat},
+		"read fails":    {io.MultiReader(bytes.NewReader(newer[:4096]), iotest.ErrReader(io.ErrUnexpectedEOF)), io.ErrUnexpectedEOF},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Install(path, tc.r)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), path)
+			assertUntouched(t, path, old)
+		})
+	}
+}
+
+// A full disk at any step leaves the installed table and no temporary file.
+func TestInstallFileSystemFaults(t *testing.T) {
+	for _, op := range []vfs.Op{vfs.OpCreate, vfs.OpWrite, vfs.OpSync, vfs.OpRename} {
+		t.Run(op.String(), func(t *testing.T) {
+			path, old, newer := installFixture(t)
+			fs := vfs.NewFaulty(vfs.Default, func(o vfs.Op, _ string) error {
+				if o == op {
+					return syscall.ENOSPC
+				}
+				return nil
+			})
+			_, err := install(fs, path, bytes.NewReader(newer))
+			require.ErrorIs(t, err, syscall.ENOSPC)
+			assertUntouched(t, path, old)
+		})
+	}
+}
+
+// The leftover of an install killed before its rename is removed by the
+// next one.
+func TestInstallRemovesStaleTemporaryFiles(t *testing.T) {
+	path, _, newer := installFixture(t)
+	stale := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-12345")
+	require.NoError(t, os.WriteFile(stale, newer[:100], 0o600))
+	_, err := Install(path, bytes.NewReader(newer))
+	require.NoError(t, err)
+	_, err = os.Stat(stale)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "stale temporary file still there: %v", err)
+	assertUntouched(t, path, newer)
+}
