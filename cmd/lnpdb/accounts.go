@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"strconv"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/internal/billing"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 )
 
 // The operator's commands on the accounts store (see internal/billing).
@@ -197,8 +197,8 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 	defer s.Close()
 	switch sub {
 	case "new":
-		key := httpapi.NewKey()
-		k, err := s.AddKey(ctx, billing.KeyRecord{AccountID: *sf.account, Label: *label, Hash: httpapi.HashKey(key).Hash, Limit: *rpm}, time.Now())
+		key := auth.NewKey()
+		k, err := s.AddKey(ctx, billing.KeyRecord{AccountID: *sf.account, Label: *label, Hash: auth.HashKey(key).Hash, Limit: *rpm}, time.Now())
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/billing"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/testpg"
 )
 
@@ -176,7 +176,7 @@ func TestUsageExport(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = s.Credit(ctx, a.ID, 1_000_000, "I", time.Now())
 		require.NoError(t, err)
-		h := httpapi.HashKey("k").Hash
+		h := auth.HashKey("k").Hash
 		_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Hash: h}, time.Now())
 		require.NoError(t, err)
 		nov := func() time.Time { return time.Date(2026, 11, 5, 10, 0, 0, 0, time.UTC) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,7 +24,7 @@ type billed struct {
 	engine *billing.Engine
 
 	mu   sync.RWMutex
-	keys map[[32]byte]httpapi.Key // built once per key: nothing per request
+	keys map[[32]byte]auth.Key // built once per key: nothing per request
 }
 
 // demoCredit is the demo account's wallet: after the free tier, enough for
@@ -52,8 +53,8 @@ func openBilling(ctx context.Context, dsn string, leaseTTL time.Duration, log *s
 			_, _, err = s.Credit(ctx, a.ID, demoCredit, "demo", now)
 		}
 		if err == nil {
-			demoKey = httpapi.NewKey()
-			_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Label: "demo", Hash: httpapi.HashKey(demoKey).Hash}, now)
+			demoKey = auth.NewKey()
+			_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Label: "demo", Hash: auth.HashKey(demoKey).Hash}, now)
 		}
 		if err != nil {
 			s.Close()
@@ -69,7 +70,7 @@ func openBilling(ctx context.Context, dsn string, leaseTTL time.Duration, log *s
 		cleanup()
 		return nil, "", func() {}, err
 	}
-	return &billed{store: s, engine: e, keys: map[[32]byte]httpapi.Key{}}, demoKey, cleanup, nil
+	return &billed{store: s, engine: e, keys: map[[32]byte]auth.Key{}}, demoKey, cleanup, nil
 }
 
 // close returns the engine's leases and closes the store.
@@ -81,17 +82,17 @@ func (b *billed) close(ctx context.Context) error {
 	return err
 }
 
-// Authenticate implements httpapi.KeyStore: valid keys of active accounts.
-func (b *billed) Authenticate(token string) (httpapi.Key, bool) {
+// Authenticate implements auth.KeyStore: valid keys of active accounts.
+func (b *billed) Authenticate(token string) (auth.Key, bool) {
 	rec, ok := b.engine.Authenticate(token)
 	if !ok {
-		return httpapi.Key{}, false
+		return auth.Key{}, false
 	}
 	b.mu.RLock()
 	k, ok := b.keys[rec.Hash]
 	b.mu.RUnlock()
 	if !ok || k.Limit != rec.Limit {
-		k = httpapi.KeyOf(rec.Hash, rec.Limit)
+		k = auth.KeyOf(rec.Hash, rec.Limit)
 		b.mu.Lock()
 		b.keys[rec.Hash] = k
 		b.mu.Unlock()
@@ -100,7 +101,7 @@ func (b *billed) Authenticate(token string) (httpapi.Key, bool) {
 }
 
 // Charge implements httpapi.Accounts.
-func (b *billed) Charge(ctx context.Context, key httpapi.Key, lookup string) error {
+func (b *billed) Charge(ctx context.Context, key auth.Key, lookup string) error {
 	var kind billing.Kind
 	addon := false
 	switch lookup {
@@ -135,12 +136,12 @@ func (p paymentError) Details() string {
 }
 
 // Usage implements httpapi.UsageReporter.
-func (b *billed) Usage(ctx context.Context, key httpapi.Key) (any, error) {
+func (b *billed) Usage(ctx context.Context, key auth.Key) (any, error) {
 	return b.engine.Usage(ctx, key.Hash)
 }
 
 // admin returns the accounts admin API for adminKeys.
-func (b *billed) admin(adminKeys httpapi.KeyStore, log *slog.Logger) (http.Handler, error) {
+func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (http.Handler, error) {
 	return billing.NewAdmin(billing.AdminConfig{
 		Store:     b.store,
 		Authorize: func(tok string) bool { _, ok := adminKeys.Authenticate(tok); return ok },
@@ -149,7 +150,7 @@ func (b *billed) admin(adminKeys httpapi.KeyStore, log *slog.Logger) (http.Handl
 				log.Error("reloading keys after an admin change", "error", err)
 			}
 		},
-		NewKey: func() (string, [32]byte) { k := httpapi.NewKey(); return k, httpapi.HashKey(k).Hash },
+		NewKey: func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
 		Logger: log,
 	})
 }

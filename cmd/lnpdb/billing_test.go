@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,13 +24,13 @@ func TestBilledAllocs(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = s.Credit(ctx, a.ID, 1000*billing.MicrosPerDollar, "x", time.Now())
 	require.NoError(t, err)
-	key := httpapi.NewKey()
-	_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Hash: httpapi.HashKey(key).Hash}, time.Now())
+	key := auth.NewKey()
+	_, err = s.AddKey(ctx, billing.KeyRecord{AccountID: a.ID, Hash: auth.HashKey(key).Hash}, time.Now())
 	require.NoError(t, err)
 	e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, LeaseCredit: 500 * billing.MicrosPerDollar,
 		LeaseTTL: time.Hour, SyncEvery: time.Minute, KeysEvery: time.Hour})
 	require.NoError(t, err)
-	b := &billed{store: s, engine: e, keys: map[[32]byte]httpapi.Key{}}
+	b := &billed{store: s, engine: e, keys: map[[32]byte]auth.Key{}}
 	defer b.close(ctx)
 	charge := func() {
 		k, ok := b.Authenticate(key)

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"io/fs"
 	"os"
 	"time"
-
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 )
 
 func init() {
@@ -38,8 +37,8 @@ func runKey(ctx context.Context, e *env, args []string) error {
 	case *rpm < 0:
 		return fmt.Errorf("%w: --rpm must be positive", errUsage)
 	}
-	key := httpapi.NewKey()
-	k := httpapi.HashKey(key)
+	key := auth.NewKey()
+	k := auth.HashKey(key)
 	k.Limit = *rpm
 	if err := appendKey(*keysPath, k); err != nil {
 		return err
@@ -52,13 +51,13 @@ func runKey(ctx context.Context, e *env, args []string) error {
 // appendKey adds k's line to the keys file at path, creating it 0600. An
 // existing file must parse, so that a key is never added to a file the
 // server would refuse.
-func appendKey(path string, k httpapi.Key) error {
+func appendKey(path string, k auth.Key) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if len(old) > 0 {
-		if _, err := httpapi.LoadKeys(path); err != nil {
+		if _, err := auth.LoadKeys(path); err != nil {
 			return fmt.Errorf("not adding to a keys file that does not parse: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 )
 
 func keyNew(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -34,7 +33,7 @@ func TestKeyNew(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), first, "only the hash is stored")
-	assert.Contains(t, errOut, httpapi.HashKey(first).ID())
+	assert.Contains(t, errOut, auth.HashKey(first).ID())
 
 	// A file without a final newline still gets a line of its own.
 	require.NoError(t, os.WriteFile(path, bytes.TrimRight(b, "\n"), 0o600))
@@ -42,7 +41,7 @@ func TestKeyNew(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	second := strings.TrimSpace(out)
 
-	ks, err := httpapi.LoadKeys(path)
+	ks, err := auth.LoadKeys(path)
 	require.NoError(t, err)
 	assert.Equal(t, 2, ks.Len())
 	k, ok := ks.Authenticate(first)

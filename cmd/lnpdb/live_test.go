@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"io/fs"
 	"net/http"
@@ -25,7 +26,6 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/feed"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -124,13 +124,13 @@ func newLiveFixture(t *testing.T) *liveFixture {
 		require.Len(t, f.answers[p], 3, "the three states differ for %s", p)
 	}
 
-	f.apiKey, f.adminKey = httpapi.NewKey(), httpapi.NewKey()
-	k := httpapi.HashKey(f.apiKey)
+	f.apiKey, f.adminKey = auth.NewKey(), auth.NewKey()
+	k := auth.HashKey(f.apiKey)
 	k.Limit = 1 << 30
 	f.keys = filepath.Join(t.TempDir(), "keys")
 	require.NoError(t, os.WriteFile(f.keys, []byte(k.Line()+"\n"), 0o600))
 	f.admins = filepath.Join(t.TempDir(), "admin-keys")
-	ak := httpapi.HashKey(f.adminKey)
+	ak := auth.HashKey(f.adminKey)
 	require.NoError(t, os.WriteFile(f.admins, []byte(ak.Line()+"\n"), 0o600))
 	return f
 }

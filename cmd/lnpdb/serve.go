@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
 	"io"
 	"log/slog"
 	"net"
@@ -43,7 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	accountsDSN := fs.String("accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
 	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
-	limit := fs.Int("rate-limit", httpapi.DefaultLimit, "requests per minute for a key without a limit of its own")
+	limit := fs.Int("rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
 	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
@@ -106,13 +108,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	var (
 		dev     string
-		devHash *httpapi.Key
+		devHash *auth.Key
 	)
 	// No flags at all: a demo account that bills, in a throw-away store.
 	bill := *accountsDSN != "" || (*dbPath == "" && *keysPath == "" && !*devKey)
 	if !bill && (*devKey || *keysPath == "") {
-		dev = httpapi.NewKey()
-		h := httpapi.HashKey(dev)
+		dev = auth.NewKey()
+		h := auth.HashKey(dev)
 		devHash = &h
 	}
 	keys, err := loadServeKeys(*keysPath, *adminKeysPath, devHash)

@@ -3,25 +3,24 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"os"
 	"path/filepath"
-
-	"github.com/lnpdb/lnpdb/internal/httpapi"
 )
 
 // serveKeys are serve's lookup keys (--keys, plus a development key) and
 // admin keys (--admin-keys, nil without the admin API). Both files are read
 // again on SIGHUP.
 type serveKeys struct {
-	lookup, admin *httpapi.KeyFile
+	lookup, admin *auth.KeyFile
 }
 
 // loadServeKeys reads the keys files; dev, when set, is a development key
 // accepted beside --keys. With neither --keys nor dev there are no lookup
 // keys (an accounts store authenticates). One file cannot be both: every lookup key would
 // then also be an admin key, able to change the routing data.
-func loadServeKeys(keysPath, adminPath string, dev *httpapi.Key) (*serveKeys, error) {
+func loadServeKeys(keysPath, adminPath string, dev *auth.Key) (*serveKeys, error) {
 	if keysPath != "" && adminPath != "" {
 		same, err := sameFile(keysPath, adminPath)
 		if err != nil {
@@ -31,7 +30,7 @@ func loadServeKeys(keysPath, adminPath string, dev *httpapi.Key) (*serveKeys, er
 			return nil, fmt.Errorf("%w: --keys and --admin-keys name the same file (%s): every lookup key would be an admin key; give admins a keys file of their own (lnpdb key new --keys ADMIN_FILE)", errUsage, adminPath)
 		}
 	}
-	var extra []httpapi.Key
+	var extra []auth.Key
 	if dev != nil {
 		extra = append(extra, *dev)
 	}
@@ -39,15 +38,15 @@ func loadServeKeys(keysPath, adminPath string, dev *httpapi.Key) (*serveKeys, er
 	var err error
 	if keysPath == "" && dev == nil {
 		// Lookup keys come from the accounts store.
-	} else if k.lookup, err = httpapi.LoadKeyFile(keysPath, extra...); err != nil {
-		if errors.Is(err, httpapi.ErrNoKeys) {
+	} else if k.lookup, err = auth.LoadKeyFile(keysPath, extra...); err != nil {
+		if errors.Is(err, auth.ErrNoKeys) {
 			return nil, fmt.Errorf("%w: no request could be served (add one with lnpdb key new --keys %s)", err, keysPath)
 		}
 		return nil, err
 	}
 	if adminPath != "" {
-		if k.admin, err = httpapi.LoadKeyFile(adminPath); err != nil {
-			if errors.Is(err, httpapi.ErrNoKeys) {
+		if k.admin, err = auth.LoadKeyFile(adminPath); err != nil {
+			if errors.Is(err, auth.ErrNoKeys) {
 				return nil, fmt.Errorf("%w: leave out --admin-keys to serve without the admin API", err)
 			}
 			return nil, err
@@ -74,7 +73,7 @@ func sameFile(a, b string) (bool, error) {
 // reload reads both keys files again. A file that fails to read or parse,
 // or holds no key, is logged and its previous keys stay in force.
 func (k *serveKeys) reload(log *slog.Logger, reason string) {
-	for _, f := range []*httpapi.KeyFile{k.lookup, k.admin} {
+	for _, f := range []*auth.KeyFile{k.lookup, k.admin} {
 		if f == nil || f.Path() == "" {
 			continue
 		}

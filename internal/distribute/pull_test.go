@@ -3,6 +3,7 @@ package distribute_test
 import (
 	"bytes"
 	"context"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -58,7 +59,7 @@ func newOrigin(t *testing.T, table []byte) *origin {
 	lv, err := live.Start(live.Config{DB: db})
 	require.NoError(t, err)
 	t.Cleanup(lv.Stop)
-	a, err := httpapi.NewAdmin(httpapi.AdminConfig{Tables: httpapi.NewTable(db), Keys: httpapi.NewKeySet(httpapi.HashKey(adminKey)), Live: lv})
+	a, err := httpapi.NewAdmin(httpapi.AdminConfig{Tables: httpapi.NewTable(db), Keys: auth.NewKeySet(auth.HashKey(adminKey)), Live: lv})
 	require.NoError(t, err)
 	o.Server = httptest.NewServer(a)
 	t.Cleanup(o.Close)

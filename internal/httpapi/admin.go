@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"log/slog"
 	"mime"
@@ -43,7 +44,7 @@ type AdminConfig struct {
 	// Tables gives the table updates are applied to.
 	Tables TableSource
 	// Keys authenticates admin keys; lookup keys do not belong here.
-	Keys KeyStore
+	Keys auth.KeyStore
 	// Live compacts the table: in the background when asked, and past
 	// its threshold after each applied batch. Required.
 	Live Live
@@ -55,7 +56,7 @@ type AdminConfig struct {
 // Admin is the http.Handler of the admin API, for paths under /admin/.
 type Admin struct {
 	tables TableSource
-	keys   KeyStore
+	keys   auth.KeyStore
 	live   Live
 	log    *slog.Logger
 	access bool

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func newAdminServerOn(t *testing.T, db *format.DB) *adminServer {
 	lv, err := live.Start(live.Config{DB: db})
 	require.NoError(t, err)
 	t.Cleanup(lv.Stop)
-	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: NewKeySet(HashKey(adminKey)), Live: lv, Logger: slog.New(slog.DiscardHandler)})
+	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), Live: lv, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/admin/") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"net/http"
 	"testing"
 
@@ -25,7 +26,7 @@ func (e shortError) Details() string {
 }
 func (e shortError) Unwrap() error { return ErrInsufficientBalance }
 
-func (p *priced) Charge(ctx context.Context, k Key, kind string) error {
+func (p *priced) Charge(ctx context.Context, k auth.Key, kind string) error {
 	p.mu.Lock()
 	short := p.credit == 0 && p.fail == nil
 	p.mu.Unlock()
@@ -35,7 +36,7 @@ func (p *priced) Charge(ctx context.Context, k Key, kind string) error {
 	return p.accounts.Charge(ctx, k, kind)
 }
 
-func (p *priced) Usage(_ context.Context, k Key) (any, error) {
+func (p *priced) Usage(_ context.Context, k auth.Key) (any, error) {
 	if p.usageErr != nil {
 		return nil, p.usageErr
 	}
@@ -91,7 +92,7 @@ func TestUsageEndpoint(t *testing.T) {
 	s.post(t, "/api/v1/cnam", `{"phone_number":"12025550123"}`)
 	r := s.do(t, http.MethodGet, "/api/v1/usage", "", "Authorization", "Bearer "+testKey)
 	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
-	assert.JSONEq(t, fmt.Sprintf(`{"key":%q,"charged":1}`, HashKey(testKey).ID()), string(r.body))
+	assert.JSONEq(t, fmt.Sprintf(`{"key":%q,"charged":1}`, auth.HashKey(testKey).ID()), string(r.body))
 	assert.NotEmpty(t, r.Header.Get("X-Ratelimit-Remaining"), "usage counts against the key's limit")
 	assert.Equal(t, http.StatusUnauthorized, s.do(t, http.MethodGet, "/api/v1/usage", "").StatusCode)
 	assert.Equal(t, http.StatusMethodNotAllowed, s.do(t, http.MethodPost, "/api/v1/usage", "", "Authorization", "Bearer "+testKey).StatusCode)

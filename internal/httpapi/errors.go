@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
 	"net/http"
 	"strconv"
 	"sync"
@@ -179,8 +180,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, &e.body)
 }
 
-func writeRateLimited(w http.ResponseWriter, d Decision) {
-	secs := ceilSeconds(d.Reset)
+func writeRateLimited(w http.ResponseWriter, d ratelimit.Decision) {
+	secs := ratelimit.CeilSeconds(d.Reset)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	writeJSON(w, http.StatusTooManyRequests, &rateLimitBody{
 		Error:      "Rate limit exceeded",

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -254,7 +255,7 @@ func TestGraphQLAmplificationBounded(t *testing.T) {
 
 func TestInFlightPerKey(t *testing.T) {
 	f := inflight{wait: 50 * time.Millisecond}
-	k := HashKey(testKey)
+	k := auth.HashKey(testKey)
 	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 	var releases []func()
 	for range MaxInFlightPerKey {
@@ -269,7 +270,7 @@ func TestInFlightPerKey(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "after waiting")
 	assert.Equal(t, http.StatusTooManyRequests, w.status)
 	assert.Equal(t, "1", w.h.Get("Retry-After"))
-	rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, HashKey(limitedKey))
+	rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, auth.HashKey(limitedKey))
 	assert.True(t, ok, "another key is unaffected")
 	rel()
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -536,7 +537,7 @@ func mergedEarlier(earlier ast.SelectionSet, f *ast.Field) bool {
 
 // gqlState is what the resolvers of one request share.
 type gqlState struct {
-	key           Key
+	key           auth.Key
 	singles, bulk int // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -49,10 +51,10 @@ const (
 	limitedKey = "lnp_limitedlimitedlimitedlimitedli"
 )
 
-func testKeys() *KeySet {
-	k := HashKey(limitedKey)
+func testKeys() *auth.KeySet {
+	k := auth.HashKey(limitedKey)
 	k.Limit = 3
-	return NewKeySet(HashKey(testKey), k)
+	return auth.NewKeySet(auth.HashKey(testKey), k)
 }
 
 type server struct {
@@ -74,7 +76,7 @@ func newServer(t testing.TB, opts ...option) *server {
 	cfg := Config{
 		Tables:       NewTable(testdb.Sample(t)),
 		Keys:         testKeys(),
-		Limiter:      NewMemoryLimiter(time.Minute, c.Now),
+		Limiter:      ratelimit.NewMemoryLimiter(time.Minute, c.Now),
 		Logger:       slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)),
 		AccessLog:    true,
 		Metrics:      m,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -25,10 +27,10 @@ type Config struct {
 	// Tables gives the table each request answers from.
 	Tables TableSource
 	// Keys authenticates API keys.
-	Keys KeyStore
+	Keys auth.KeyStore
 	// Limiter counts requests per key; nil means a MemoryLimiter with
 	// DefaultWindow.
-	Limiter Limiter
+	Limiter ratelimit.Limiter
 	// DefaultLimit is the budget per window of a key that has none of its
 	// own; 0 means DefaultLimit.
 	DefaultLimit int
@@ -66,7 +68,7 @@ type Accounts interface {
 	// ErrInsufficientBalance withholds the answer with 402
 	// INSUFFICIENT_BALANCE (its details are the error's Details() string,
 	// when it has that method); any other error with 503 UNAVAILABLE.
-	Charge(ctx context.Context, key Key, lookup string) error
+	Charge(ctx context.Context, key auth.Key, lookup string) error
 }
 
 // What an LRN lookup is charged as.
@@ -92,7 +94,7 @@ func lrnCharge(enhanced, messaging bool) string {
 // UsageReporter is what Accounts may also do: report the caller's usage,
 // served as GET /api/v1/usage (a JSON object).
 type UsageReporter interface {
-	Usage(ctx context.Context, key Key) (any, error)
+	Usage(ctx context.Context, key auth.Key) (any, error)
 }
 
 // ErrInsufficientBalance is what [Accounts.Charge] returns (or wraps) when
@@ -102,8 +104,8 @@ var ErrInsufficientBalance = errors.New("httpapi: insufficient balance")
 // Handler is the http.Handler of the API. It is safe for concurrent use.
 type Handler struct {
 	tables   TableSource
-	keys     KeyStore
-	limiter  Limiter
+	keys     auth.KeyStore
+	limiter  ratelimit.Limiter
 	limit    int
 	window   time.Duration // the limiter's, when it says
 	accounts Accounts
@@ -141,13 +143,13 @@ func New(cfg Config) (*Handler, error) {
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {
-		h.limiter = NewMemoryLimiter(DefaultWindow, nil)
+		h.limiter = ratelimit.NewMemoryLimiter(ratelimit.DefaultWindow, nil)
 	}
 	if l, ok := h.limiter.(windowed); ok {
 		h.window = l.Window()
 	}
 	if h.limit <= 0 {
-		h.limit = DefaultLimit
+		h.limit = ratelimit.DefaultLimit
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

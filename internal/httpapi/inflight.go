@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"net/http"
 	"sync"
 	"time"
@@ -37,8 +38,8 @@ var errTooManyInFlight = &apiError{http.StatusTooManyRequests, errorBody{
 // key has MaxInFlightPerKey running, or answers 429 (with Retry-After: 1)
 // when none frees in time or the request is canceled. The caller calls
 // release when the request is done.
-func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key Key) (release func(), ok bool) {
-	id := key.hexHash
+func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key auth.Key) (release func(), ok bool) {
+	id := key.HexHash()
 	f.mu.Lock()
 	if f.m == nil {
 		f.m = make(map[string]*keySlots)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -15,8 +16,8 @@ type windowed interface{ Window() time.Duration }
 // (draft-ietf-httpapi-ratelimit-headers): one policy, "default", of q
 // lookups per w seconds, with r left and t seconds to its reset.
 // window is the limiter's window length, 0 when it does not say.
-func setRateLimitHeaders(hd http.Header, d Decision, window time.Duration) {
-	reset := ceilSeconds(d.Reset)
+func setRateLimitHeaders(hd http.Header, d ratelimit.Decision, window time.Duration) {
+	reset := ratelimit.CeilSeconds(d.Reset)
 	hd["X-Ratelimit-Limit"] = intValue(d.Limit)
 	hd["X-Ratelimit-Remaining"] = intValue(d.Remaining)
 	hd["X-Ratelimit-Reset"] = intValue(reset)
@@ -41,9 +42,9 @@ type policy struct {
 
 // policyValue returns the RateLimit-Policy value of d, built once for the
 // default limit and window, and reused while the limit stays the same.
-func policyValue(d Decision, window time.Duration) []string {
+func policyValue(d ratelimit.Decision, window time.Duration) []string {
 	w := int(window.Seconds())
-	if w == 60 && d.Limit == DefaultLimit {
+	if w == 60 && d.Limit == ratelimit.DefaultLimit {
 		return hdrDefaultPolicy
 	}
 	if p := lastPolicy.Load(); p != nil && p.limit == d.Limit && p.window == window {
@@ -54,7 +55,7 @@ func policyValue(d Decision, window time.Duration) []string {
 	return v
 }
 
-func buildPolicy(d Decision, w int) []string {
+func buildPolicy(d ratelimit.Decision, w int) []string {
 	b := append([]byte(nil), `"default";q=`...)
 	b = strconv.AppendInt(b, int64(d.Limit), 10)
 	if w > 0 {
@@ -64,4 +65,4 @@ func buildPolicy(d Decision, w int) []string {
 	return []string{string(b)}
 }
 
-var hdrDefaultPolicy = []string{`"default";q=` + strconv.Itoa(DefaultLimit) + `;w=60`}
+var hdrDefaultPolicy = []string{`"default";q=` + strconv.Itoa(ratelimit.DefaultLimit) + `;w=60`}

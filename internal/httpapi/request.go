@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/feed"
 	"log/slog"
 	"mime"
@@ -131,7 +132,7 @@ func bearer(auth string) (string, bool) {
 // authorize authenticates the request's key and counts one lookup against
 // the key's rate limit, setting the rate-limit headers. When it returns false
 // it has written the response.
-func (h *Handler) authorize(w *recorder, r *http.Request) (Key, bool) {
+func (h *Handler) authorize(w *recorder, r *http.Request) (auth.Key, bool) {
 	key, ok := h.authenticate(w, r)
 	if !ok {
 		return key, false
@@ -141,20 +142,20 @@ func (h *Handler) authorize(w *recorder, r *http.Request) (Key, bool) {
 
 // authenticate finds the request's key. When it returns false it has written
 // the response.
-func (h *Handler) authenticate(w *recorder, r *http.Request) (Key, bool) {
+func (h *Handler) authenticate(w *recorder, r *http.Request) (auth.Key, bool) {
 	tok, ok := bearer(r.Header.Get("Authorization"))
 	if !ok {
 		w.Header()["Www-Authenticate"] = hdrBearer
 		writeError(w, errMissingKey)
-		return Key{}, false
+		return auth.Key{}, false
 	}
 	key, ok := h.keys.Authenticate(tok)
 	if !ok {
 		w.Header()["Www-Authenticate"] = hdrBearer
 		writeError(w, errInvalidKey)
-		return Key{}, false
+		return auth.Key{}, false
 	}
-	key.fill()
+	key.Fill()
 	w.keyID = key.ID()
 	return key, true
 }
@@ -163,12 +164,12 @@ func (h *Handler) authenticate(w *recorder, r *http.Request) (Key, bool) {
 // rate-limit headers. A request whose n lookups exceed what is left is
 // refused whole, none of them counted: allow then writes the 429 and
 // returns false.
-func (h *Handler) allow(w *recorder, r *http.Request, key Key, n int) bool {
+func (h *Handler) allow(w *recorder, r *http.Request, key auth.Key, n int) bool {
 	limit := key.Limit
 	if limit <= 0 {
 		limit = h.limit
 	}
-	d, err := h.limiter.AllowN(r.Context(), key.hexHash, limit, n)
+	d, err := h.limiter.AllowN(r.Context(), key.HexHash(), limit, n)
 	if err != nil {
 		// Fail open: a routing lookup matters more than an exact count.
 		h.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter failed; request let through",
@@ -189,7 +190,7 @@ func (h *Handler) allow(w *recorder, r *http.Request, key Key, n int) bool {
 // refuse answers e to an authenticated request that makes no lookup; it
 // still counts as one against the key's limit, so that failing requests
 // are not free.
-func (h *Handler) refuse(w *recorder, r *http.Request, key Key, e *apiError) {
+func (h *Handler) refuse(w *recorder, r *http.Request, key auth.Key, e *apiError) {
 	if h.allow(w, r, key, 1) {
 		writeError(w, e)
 	}

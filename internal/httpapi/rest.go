@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
 
@@ -37,7 +38,7 @@ const (
 // begin runs what every REST lookup does before looking up: authorize,
 // decode the body into req, find the table. When it returns nil it has
 // written the response.
-func (h *Handler) begin(w *recorder, r *http.Request, req any, phone **string) (*format.DB, Key) {
+func (h *Handler) begin(w *recorder, r *http.Request, req any, phone **string) (*format.DB, auth.Key) {
 	key, ok := h.authorize(w, r)
 	if !ok {
 		return nil, key
@@ -112,7 +113,7 @@ func (h *Handler) restTrust(w *recorder, r *http.Request) {
 // finish counts a lookup's outcome, charges an answered one, and reports
 // whether the caller should write the answer; when not, it has written the
 // error.
-func (h *Handler) finish(w *recorder, r *http.Request, key Key, kind, charge string, err error) bool {
+func (h *Handler) finish(w *recorder, r *http.Request, key auth.Key, kind, charge string, err error) bool {
 	if err == nil {
 		err = h.charge(r.Context(), key, charge)
 	}
@@ -125,7 +126,7 @@ func (h *Handler) finish(w *recorder, r *http.Request, key Key, kind, charge str
 }
 
 // charge charges an answered lookup when accounts are enabled.
-func (h *Handler) charge(ctx context.Context, key Key, kind string) error {
+func (h *Handler) charge(ctx context.Context, key auth.Key, kind string) error {
 	if h.accounts == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"io/fs"
 	"net/http"
 	"regexp"
@@ -364,7 +365,7 @@ type accounts struct {
 	kinds  []string
 }
 
-func (a *accounts) Charge(_ context.Context, _ Key, kind string) error {
+func (a *accounts) Charge(_ context.Context, _ auth.Key, kind string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fail != nil {
@@ -460,7 +461,7 @@ func TestAccessLog(t *testing.T) {
 	assert.Equal(t, "/api/v1/lrn", entry["path"])
 	assert.EqualValues(t, 200, entry["status"])
 	assert.Contains(t, entry, "duration")
-	assert.Equal(t, HashKey(testKey).ID(), entry["key"])
+	assert.Equal(t, auth.HashKey(testKey).ID(), entry["key"])
 	assert.Len(t, entry["key"], 8)
 	assert.NotContains(t, s.logs.String(), testKey, "the key itself is never logged")
 }

@@ -1,4 +1,9 @@
-package httpapi
+// Package ratelimit owns the per-key limits of every front end: the Limiter
+// interface (a fixed window of lookups per key; a request of n lookups is
+// allowed whole or refused whole) and MemoryLimiter, its in-process
+// implementation. A shared implementation (Redis) satisfies the same
+// interface. The headers that report a Decision are the front end's.
+package ratelimit
 
 import (
 	"context"
@@ -131,7 +136,9 @@ func (s *limiterShard) sweep(now time.Time, length time.Duration) {
 
 // ceilSeconds returns d in whole seconds, rounded up, at least 1: what
 // X-RateLimit-Reset and Retry-After carry.
-func ceilSeconds(d time.Duration) int {
+// CeilSeconds is d in whole seconds, rounded up, at least 1: what a
+// Retry-After or a reset header says.
+func CeilSeconds(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	return max(s, 1)
 }

@@ -1,4 +1,9 @@
-package httpapi
+// Package auth owns API keys for every front end: a Key is the SHA-256 of
+// a key's text with its rate limit, never the text; KeySet authenticates a
+// token in constant time; keys files (sha256:<hex>[,<limit>] per line) are
+// parsed here and KeyFile reloads one atomically. It knows nothing of HTTP:
+// a front end finds the token (a Bearer header, a SIP header) and asks.
+package auth
 
 import (
 	"bufio"
@@ -35,20 +40,29 @@ func (k Key) ID() string {
 	return k.hexHash[:8]
 }
 
-// fill computes what a Key built outside this package (by a KeyStore of
-// its own) lacks.
-func (k *Key) fill() {
+// Fill computes what a Key built outside this package (by a KeyStore of
+// its own) lacks; a front end calls it once per authenticated request.
+func (k *Key) Fill() {
 	if k.hexHash == "" {
 		k.hexHash = hex.EncodeToString(k.Hash[:])
 	}
 }
 
+// HexHash is the key's hash in hex: its id for the rate limiter. It is
+// computed on each call unless the Key was made here or Filled.
+func (k Key) HexHash() string {
+	if k.hexHash == "" {
+		return hex.EncodeToString(k.Hash[:])
+	}
+	return k.hexHash
+}
+
 // Line returns the key's keys-file line: sha256:<64 hex>[,<limit>].
 func (k Key) Line() string {
 	if k.Limit > 0 {
-		return "sha256:" + k.hexHash + "," + strconv.Itoa(k.Limit)
+		return "sha256:" + k.HexHash() + "," + strconv.Itoa(k.Limit)
 	}
-	return "sha256:" + k.hexHash
+	return "sha256:" + k.HexHash()
 }
 
 // HashKey returns the Key for the key text key, with the server's default

@@ -1,4 +1,4 @@
-package httpapi
+package auth
 
 import (
 	"crypto/sha256"
@@ -79,7 +79,7 @@ func TestKeyFromElsewhere(t *testing.T) {
 	// A KeyStore of its own may build Keys from hashes alone.
 	k := Key{Hash: sha256.Sum256([]byte("k"))}
 	assert.Equal(t, HashKey("k").ID(), k.ID())
-	k.fill()
+	k.Fill()
 	assert.Equal(t, HashKey("k").Line(), k.Line())
 }
 
@@ -91,6 +91,6 @@ func BenchmarkAuthenticate(b *testing.B) {
 	ks := NewKeySet(keys...)
 	b.ReportAllocs()
 	for b.Loop() {
-		ks.Authenticate(testKey)
+		ks.Authenticate("lnp_notakeyofthesetatallxxxxxxxxxxxx")
 	}
 }
