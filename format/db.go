@@ -34,6 +34,11 @@ type DB struct {
 	broken      error                   // set by an append that could not be undone
 	keys        map[[32]byte]remembered // idempotency keys of the last IdempotencyWindow
 	recovery    Recovery
+
+	// compactWritten, when set, runs between writing a compacted file and
+	// renaming it into place (tests replace the table there); set and
+	// read under compactMu.
+	compactWritten func()
 }
 
 // Recovery is what opening a table found and mended, for the operator's log.
@@ -305,7 +310,9 @@ func (db *DB) Close() error {
 // Path is the file the DB was opened from.
 func (db *DB) Path() string { return db.path }
 
-var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
+// SpamTypes are the spam types a trust record can carry; a TRUST record
+// stores a type as its index here, so the order is part of the file format.
+var SpamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
 
 // Get reads everything the table holds for the 10-digit national number tn
 // (e.g. 2025550123): the block data always (unless f includes
@@ -420,12 +427,12 @@ func (s *snapshot) decodeRest(qm, qc, qt *probe, r *Record) error {
 		}
 		if ok {
 			st := s.trustSec.field(w, 0)
-			if st >= uint64(len(spamTypes)) {
+			if st >= uint64(len(SpamTypes)) {
 				return errCorruptRecord
 			}
 			r.Trust = Trust{
 				OK:            true,
-				SpamType:      spamTypes[st],
+				SpamType:      SpamTypes[st],
 				Complaints:    uint32(s.trustSec.field(w, 1)),
 				FirstReported: int64(s.trustSec.field(w, 2)),
 				LastReported:  int64(s.trustSec.field(w, 3)),
