@@ -310,9 +310,18 @@ func (db *DB) Close() error {
 // Path is the file the DB was opened from.
 func (db *DB) Path() string { return db.path }
 
-// SpamTypes are the spam types a trust record can carry; a TRUST record
-// stores a type as its index here, so the order is part of the file format.
-var SpamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
+// The spam types a trust record can carry.
+const (
+	SpamNone         = "NONE"
+	SpamSpam         = "SPAM"
+	SpamScam         = "SCAM"
+	SpamRobocall     = "ROBOCALL"
+	SpamTelemarketer = "TELEMARKETER"
+)
+
+// SpamTypes lists the spam types; a TRUST record stores a type as its index
+// here, so the order is part of the file format.
+var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTelemarketer}
 
 // Get reads everything the table holds for the 10-digit national number tn
 // (e.g. 2025550123): the block data always (unless f includes

@@ -107,3 +107,13 @@ type Record struct {
 	CNAM      CNAM
 	Trust     Trust
 }
+
+// CurrentCarrier is the number's current carrier (CONTRACT §2 to §5): the
+// ported record's new current SPID, else the OCN holder of the most
+// specific block row; nil when neither was read.
+func (r *Record) CurrentCarrier() *Carrier {
+	if r.Ported.OK {
+		return r.Ported.Carrier
+	}
+	return r.Block.Carrier
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
@@ -305,13 +306,13 @@ func parseCNAM(p *rowParser, v *CNAM) (rerr *RowError) {
 }
 
 // Spam types, as trust.csv writes them (in any case; an empty one is
-// SpamNone).
+// SpamNone): the table's (format.SpamTypes).
 const (
-	SpamNone         = "NONE"
-	SpamSpam         = "SPAM"
-	SpamScam         = "SCAM"
-	SpamRobocall     = "ROBOCALL"
-	SpamTelemarketer = "TELEMARKETER"
+	SpamNone         = format.SpamNone
+	SpamSpam         = format.SpamSpam
+	SpamScam         = format.SpamScam
+	SpamRobocall     = format.SpamRobocall
+	SpamTelemarketer = format.SpamTelemarketer
 )
 
 // Trust is a row of trust.csv: complaint data for a number.
@@ -362,15 +363,10 @@ func parseTrust(p *rowParser, v *Trust) (rerr *RowError) {
 	return nil
 }
 
-var spamTypes = [...]struct{ lower, name string }{
-	{"none", SpamNone}, {"spam", SpamSpam}, {"scam", SpamScam},
-	{"robocall", SpamRobocall}, {"telemarketer", SpamTelemarketer},
-}
-
 func spamType(s string) (string, bool) {
-	for _, t := range spamTypes {
-		if equalFold(s, t.lower) {
-			return t.name, true
+	for _, name := range format.SpamTypes {
+		if equalFold(s, name) {
+			return name, true
 		}
 	}
 	return SpamNone, s == ""
