@@ -531,7 +531,8 @@ type meta struct {
 	ThousandsBlocks int `json:"thousands_blocks"`
 }
 
-// Info returns the table's description; the zero Info after Close.
+// Info returns the table's description; after Close, an Info that holds
+// only Path.
 func (db *DB) Info() Info {
 	s := db.snap.Load()
 	if s == nil {

@@ -15,8 +15,9 @@ const batchSize = 64
 // all from one snapshot. It hides memory latency by issuing the independent
 // memory accesses of a batch of numbers together instead of one number's
 // dependent accesses at a time, so on tables larger than the CPU caches it
-// answers about twice as many numbers per second as a loop over Get (2.1x
-// at 10M ported numbers, 2.3x at 100M in benchmarks/results).
+// answers about twice as many numbers per second as a loop over Get (with
+// FieldPorted: 2.08x at 10M ported numbers, 2.28x at 100M, the "batch
+// lookups" rows of benchmarks/results/10M.md and 100M.md).
 // out must be at least as long as tns; GetMany allocates nothing unless f
 // includes FieldCNAM.
 func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {

@@ -73,9 +73,10 @@ type Trust struct {
 	FirstReported, LastReported int64 // unix seconds, 0 if none
 }
 
-// Fields selects what Get reads besides the block data, which it always
-// reads. Reading less is faster: each per-number section costs a hash and
-// one or two memory accesses.
+// Fields selects the per-number sections Get reads. Get reads the block
+// data too, unless BlockUnlessPorted says to skip it for a ported number.
+// Reading less is faster: each per-number section costs a hash and one or
+// two memory accesses.
 type Fields uint8
 
 // The per-number sections.
