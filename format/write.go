@@ -278,36 +278,127 @@ func writeNumSection[T any](ctx context.Context, w *fileWriter, id string, field
 	if err := w.align(); err != nil {
 		return err
 	}
-	start := w.off
-	table := make([]byte, numHeaderSize+partitions*partEntrySize)
+	// The header and partition table, written now as a placeholder and
+	// again once the partitions' offsets are known.
+	sec := numSectionWriter{w: w, id: id, field: field, dup: dup, start: w.off, table: make([]byte, numHeaderSize+partitions*partEntrySize)}
 	for i, wd := range widths {
-		table[8+i] = byte(wd)
+		sec.table[8+i] = byte(wd)
 	}
-	if err := w.write(table); err != nil {
+	if err := w.write(sec.table); err != nil {
 		return err
 	}
 	if err := p.finishSpill(); err != nil {
 		return err
 	}
-	var npas []int
+	parts := buildParts(ctx, p, layout, payload)
+	var firstErr error
+	for i, npa := range parts.npas {
+		r, err := parts.next(ctx, i)
+		if err != nil {
+			return err
+		}
+		// After an error, keep taking the built partitions, so that the
+		// builders finish.
+		if firstErr == nil {
+			firstErr = sec.part(npa, &r)
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return sec.finish()
+}
+
+// numSectionWriter writes one per-number section's partitions and then
+// its header and partition table.
+type numSectionWriter struct {
+	w     *fileWriter
+	id    string
+	field Fields
+	dup   dupFunc
+	start int64  // the section's offset
+	table []byte // header and partition table
+	keys  uint64
+}
+
+// part writes partition npa's hash and records, after reporting its
+// duplicates.
+func (sec *numSectionWriter) part(npa int, r *builtPart) error {
+	if r.err != nil {
+		return fmt.Errorf("format: section %s, NPA %03d: %w", sec.id, npa, r.err)
+	}
+	for _, d := range r.dups {
+		if sec.dup == nil {
+			return fmt.Errorf("format: section %s: %s listed twice", sec.id, nanp.Number(d.tn))
+		}
+		if err := sec.dup(sec.field, d.tn, d.line, d.first); err != nil {
+			return err
+		}
+	}
+	w := sec.w
+	pe := sec.table[numHeaderSize+npa*partEntrySize:]
+	if err := w.align(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(pe, uint64(w.off-sec.start))
+	if err := w.write(r.hash); err != nil {
+		return err
+	}
+	if err := w.align(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(pe[8:], uint64(w.off-sec.start))
+	binary.LittleEndian.PutUint32(pe[16:], uint32(r.n))
+	sec.keys += uint64(r.n)
+	return w.write(r.recs)
+}
+
+// finish writes the header and partition table over the placeholder and
+// adds the section to the directory.
+func (sec *numSectionWriter) finish() error {
+	w := sec.w
+	binary.LittleEndian.PutUint64(sec.table, sec.keys)
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := w.f.WriteAt(sec.table, sec.start); err != nil {
+		return err
+	}
+	sum, err := w.checksum(sec.start, w.off-sec.start)
+	if err != nil {
+		return err
+	}
+	w.dir = append(w.dir, dirEntry{id: sec.id, encoding: encRaw, offset: uint64(sec.start), length: uint64(w.off - sec.start), checksum: sum})
+	return nil
+}
+
+// builtParts delivers a collection's partitions, hashed and packed on
+// every core, in NPA order.
+type builtParts struct {
+	npas    []int            // the partitions with rows, in order
+	results []chan builtPart // one per entry of npas
+	tokens  chan struct{}    // bound the partitions built ahead of the writer
+}
+
+func buildParts[T any](ctx context.Context, p *partitioned[T], layout numLayout, payload func(T) [maxFields]uint64) *builtParts {
+	bp := &builtParts{}
 	for npa := range partitions {
 		if p.has(npa) {
-			npas = append(npas, npa)
+			bp.npas = append(bp.npas, npa)
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	results := make([]chan builtPart, len(npas))
-	for i := range results {
-		results[i] = make(chan builtPart, 1)
+	bp.results = make([]chan builtPart, len(bp.npas))
+	for i := range bp.results {
+		bp.results[i] = make(chan builtPart, 1)
 	}
-	// tokens bound the partitions built ahead of the writer.
-	tokens := make(chan struct{}, workers+1)
+	bp.tokens = make(chan struct{}, workers+1)
 	next := make(chan int)
 	go func() {
 		defer close(next)
-		for i := range npas {
+		for i := range bp.npas {
 			select {
-			case tokens <- struct{}{}:
+			case bp.tokens <- struct{}{}:
 				next <- i
 			case <-ctx.Done():
 				return
@@ -317,72 +408,23 @@ func writeNumSection[T any](ctx context.Context, w *fileWriter, id string, field
 	for range workers {
 		go func() {
 			for i := range next {
-				results[i] <- buildPart(p, npas[i], layout, payload)
+				bp.results[i] <- buildPart(p, bp.npas[i], layout, payload)
 			}
 		}()
 	}
-	var keys uint64
-	var firstErr error
-	for i, npa := range npas {
-		var r builtPart
-		select {
-		case r = <-results[i]:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		<-tokens
-		if firstErr != nil {
-			continue
-		}
-		if r.err != nil {
-			firstErr = fmt.Errorf("format: section %s, NPA %03d: %w", id, npa, r.err)
-			continue
-		}
-		for _, d := range r.dups {
-			if dup == nil {
-				firstErr = fmt.Errorf("format: section %s: %s listed twice", id, nanp.Number(d.tn))
-				break
-			}
-			if err := dup(field, d.tn, d.line, d.first); err != nil {
-				firstErr = err
-				break
-			}
-		}
-		if firstErr != nil {
-			continue
-		}
-		if firstErr = w.align(); firstErr != nil {
-			continue
-		}
-		pe := table[numHeaderSize+npa*partEntrySize:]
-		binary.LittleEndian.PutUint64(pe, uint64(w.off-start))
-		if firstErr = w.write(r.hash); firstErr != nil {
-			continue
-		}
-		if firstErr = w.align(); firstErr != nil {
-			continue
-		}
-		binary.LittleEndian.PutUint64(pe[8:], uint64(w.off-start))
-		binary.LittleEndian.PutUint32(pe[16:], uint32(r.n))
-		firstErr = w.write(r.recs)
-		keys += uint64(r.n)
+	return bp
+}
+
+// next waits for the i-th partition; every one must be taken in order,
+// until ctx is done.
+func (bp *builtParts) next(ctx context.Context, i int) (builtPart, error) {
+	select {
+	case r := <-bp.results[i]:
+		<-bp.tokens
+		return r, nil
+	case <-ctx.Done():
+		return builtPart{}, ctx.Err()
 	}
-	if firstErr != nil {
-		return firstErr
-	}
-	binary.LittleEndian.PutUint64(table, keys)
-	if err := w.bw.Flush(); err != nil {
-		return err
-	}
-	if _, err := w.f.WriteAt(table, start); err != nil {
-		return err
-	}
-	sum, err := w.checksum(start, w.off-start)
-	if err != nil {
-		return err
-	}
-	w.dir = append(w.dir, dirEntry{id: id, encoding: encRaw, offset: uint64(start), length: uint64(w.off - start), checksum: sum})
-	return nil
 }
 
 func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func(T) [maxFields]uint64) builtPart {
