@@ -305,20 +305,10 @@ func parseCNAM(p *rowParser, v *CNAM) (rerr *RowError) {
 	return nil
 }
 
-// Spam types, as trust.csv writes them (in any case; an empty one is
-// SpamNone): the table's (format.SpamTypes).
-const (
-	SpamNone         = format.SpamNone
-	SpamSpam         = format.SpamSpam
-	SpamScam         = format.SpamScam
-	SpamRobocall     = format.SpamRobocall
-	SpamTelemarketer = format.SpamTelemarketer
-)
-
 // Trust is a row of trust.csv: complaint data for a number.
 type Trust struct {
 	TN            nanp.Number
-	SpamType      string // one of the Spam… constants
+	SpamType      string // one of format.SpamTypes (trust.csv may write it in any case; "" is NONE)
 	Complaints    uint32
 	FirstReported int64 // Unix seconds, 0 if none
 	LastReported  int64 // Unix seconds, 0 if none; not before FirstReported
@@ -369,7 +359,7 @@ func spamType(s string) (string, bool) {
 			return name, true
 		}
 	}
-	return SpamNone, s == ""
+	return format.SpamNone, s == ""
 }
 
 // Update actions.
