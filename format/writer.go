@@ -2,6 +2,7 @@ package format
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -202,7 +203,7 @@ func (w *Writer) AddCNAM(tn uint64, line int, name string) error {
 
 // ErrSpamType reports a trust record whose spam type is not one of
 // SpamTypes.
-var ErrSpamType = fmt.Errorf("format: unknown spam type")
+var ErrSpamType = errors.New("format: unknown spam type")
 
 // AddTrust adds tn's trust record (t.OK is not looked at). Its SpamType
 // must be one of SpamTypes ("" is not): ErrSpamType otherwise.

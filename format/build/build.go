@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -368,10 +367,17 @@ func (b *builder) readBlocks() error {
 	})
 }
 
-// unassigned is the row error of per-number data for a number in no
-// assigned code or thousands-block.
-func (b *builder) unassigned(file string, line int, tn nanp.Number) error {
-	return b.rowErr(file, line, "tn", "%s is in no assigned code or thousands-block (blocks.csv)", tn)
+// perNumber adds a per-number row with add and counts it, unless its
+// number lies in no assigned code or thousands-block: data for a vacant
+// number could never be answered and points at a bad source. add's error
+// is a spill file's.
+func (b *builder) perNumber(file string, line int, tn nanp.Number, add func() error) error {
+	if !b.w.Assigned(uint64(tn)) {
+		return b.rowErr(file, line, "tn", "%s is in no assigned code or thousands-block (blocks.csv)", tn)
+	}
+	err := add()
+	b.report.Rows[file]++
+	return err
 }
 
 func (b *builder) readPorted() error {
@@ -405,14 +411,9 @@ func (b *builder) readPorted() error {
 			if !ok {
 				return b.rowErr(file, p.Line, "spid", "unknown SPID %s (not in carriers.csv)", p.SPID)
 			}
-			if !b.w.Assigned(uint64(p.TN)) {
-				return b.unassigned(file, p.Line, p.TN)
-			}
-			if err := b.w.AddPorted(uint64(p.TN), p.Line, uint64(p.LRN), ci, p.ActivatedAt); err != nil {
-				return err
-			}
-			b.report.Rows[file]++
-			return nil
+			return b.perNumber(file, p.Line, p.TN, func() error {
+				return b.w.AddPorted(uint64(p.TN), p.Line, uint64(p.LRN), ci, p.ActivatedAt)
+			})
 		})
 	})
 }
@@ -426,14 +427,11 @@ func (b *builder) readMessaging() error {
 	const file = "messaging.csv"
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadMessaging(r, file, b.srcOpts(), func(m *source.Messaging) error {
-			if !b.w.Assigned(uint64(m.TN)) {
-				return b.unassigned(file, m.Line, m.TN)
-			}
-			err := b.w.AddMessaging(uint64(m.TN), m.Line, format.Messaging{
-				Provider: m.Provider, Enabled: m.Enabled, Country: m.Country, CountryCode: m.CountryCode, ReferenceID: m.ReferenceID,
+			return b.perNumber(file, m.Line, m.TN, func() error {
+				return b.w.AddMessaging(uint64(m.TN), m.Line, format.Messaging{
+					Provider: m.Provider, Enabled: m.Enabled, Country: m.Country, CountryCode: m.CountryCode, ReferenceID: m.ReferenceID,
+				})
 			})
-			b.report.Rows[file]++
-			return err
 		})
 	})
 }
@@ -442,32 +440,20 @@ func (b *builder) readCNAM() error {
 	const file = "cnam.csv"
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadCNAM(r, file, b.srcOpts(), func(c *source.CNAM) error {
-			if !b.w.Assigned(uint64(c.TN)) {
-				return b.unassigned(file, c.Line, c.TN)
-			}
-			err := b.w.AddCNAM(uint64(c.TN), c.Line, c.Name)
-			b.report.Rows[file]++
-			return err
+			return b.perNumber(file, c.Line, c.TN, func() error { return b.w.AddCNAM(uint64(c.TN), c.Line, c.Name) })
 		})
 	})
 }
 
+// readTrust reads trust.csv; internal/source has checked each row's spam
+// type (one of format.SpamTypes) and dates.
 func (b *builder) readTrust() error {
 	const file = "trust.csv"
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadTrust(r, file, b.srcOpts(), func(t *source.Trust) error {
-			if !b.w.Assigned(uint64(t.TN)) {
-				return b.unassigned(file, t.Line, t.TN)
-			}
-			if !slices.Contains(format.SpamTypes[:], t.SpamType) {
-				return b.rowErr(file, t.Line, "spam_type", "unknown spam type %q", t.SpamType)
-			}
-			if t.FirstReported != 0 && t.LastReported != 0 && t.FirstReported > t.LastReported {
-				return b.rowErr(file, t.Line, "last_reported", "last_reported is before first_reported")
-			}
-			err := b.w.AddTrust(uint64(t.TN), t.Line, format.Trust{SpamType: t.SpamType, Complaints: t.Complaints, FirstReported: t.FirstReported, LastReported: t.LastReported})
-			b.report.Rows[file]++
-			return err
+			return b.perNumber(file, t.Line, t.TN, func() error {
+				return b.w.AddTrust(uint64(t.TN), t.Line, format.Trust{SpamType: t.SpamType, Complaints: t.Complaints, FirstReported: t.FirstReported, LastReported: t.LastReported})
+			})
 		})
 	})
 }
