@@ -124,7 +124,11 @@ func (p *partitioned[T]) heldBytes() int64 { return int64(p.mem) * int64(p.codec
 func (p *partitioned[T]) finishSpill() error {
 	return p.spill.finish()
 }
-func (p *partitioned[T]) closeSpill() { p.spill.close() }
+// closeSpill closes and removes the spill file; it may be called again.
+func (p *partitioned[T]) closeSpill() {
+	p.spill.close()
+	p.spill = nil
+}
 
 // spillAll appends every row in memory to the spill file, releases them
 // and returns how many there were.
