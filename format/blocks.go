@@ -164,7 +164,7 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 	if _, err := s.m.ReadAt(e[:], s.blocks.entry(idx)); err != nil {
 		return errCorruptRecord
 	}
-	row, thousands := decodeBlockRow(e[:]), false
+	row, thousands := e[:thouEntrySize], false
 	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
 		if g > s.blocks.nthou {
 			return errCorruptRecord
@@ -173,14 +173,14 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 		if _, err := s.m.ReadAt(tb[:], s.blocks.thousands(g, rem/1000%10)); err != nil {
 			return errCorruptRecord
 		}
-		if t := decodeBlockRow(tb[:]); t.carrier != 0 {
-			row, thousands = t, true
+		if binary.LittleEndian.Uint32(tb[:]) != 0 {
+			row, thousands = tb[:], true
 		}
 	}
-	if row.carrier == 0 {
+	if binary.LittleEndian.Uint32(row) == 0 {
 		return nil
 	}
-	return s.resolveBlock(row, thousands, b)
+	return s.resolveBlock(decodeBlockRow(row), thousands, b)
 }
 
 func (s *snapshot) resolveBlock(row blockRow, thousands bool, b *Block) error {

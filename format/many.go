@@ -77,11 +77,13 @@ type batch struct {
 //  4. decode, from cache.
 func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 	tns = tns[:min(len(tns), batchSize)]
-	b := batch{s: s, tns: tns, lazy: f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted}
-	b.ported = batchSection{sec: &s.ported, on: f&FieldPorted != 0}
-	b.messaging = batchSection{sec: &s.messaging, on: f&FieldMessaging != 0}
-	b.cnam = batchSection{sec: &s.cnam, on: f&FieldCNAM != 0}
-	b.trust = batchSection{sec: &s.trustSec, on: f&FieldTrust != 0}
+	var b batch // field by field below: a composite literal would copy the probes
+	b.s, b.tns = s, tns
+	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+	b.ported.sec, b.ported.on = &s.ported, f&FieldPorted != 0
+	b.messaging.sec, b.messaging.on = &s.messaging, f&FieldMessaging != 0
+	b.cnam.sec, b.cnam.on = &s.cnam, f&FieldCNAM != 0
+	b.trust.sec, b.trust.on = &s.trustSec, f&FieldTrust != 0
 	sections := [...]*batchSection{&b.ported, &b.messaging, &b.cnam, &b.trust}
 
 	for _, bs := range sections {
@@ -135,16 +137,17 @@ func (b *batch) loadPilots(bs *batchSection) {
 
 // loadIndexWords, stage 1, touches every number's BLOCKS index word.
 func (b *batch) loadIndexWords() {
-	bi := &b.s.blocks
+	m, bi, sink := b.s.m, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
 		if !inNANP(tn) {
 			continue
 		}
 		if t := bi.npa[tn/10000000]; t != noCodeTable {
 			b.code[i] = bi.word(t, tn%10000000/10000)
-			b.sink ^= b.s.m.At(int(b.code[i]))
+			sink ^= m.At(int(b.code[i]))
 		}
 	}
+	b.sink = sink
 }
 
 // loadRecords, stage 2, locates every started probe's record in bs's
@@ -172,22 +175,23 @@ func (b *batch) loadRecords(bs *batchSection) error {
 // loadCodeEntries, stage 2, turns every index word into its code entry's
 // offset and touches the entry's thousands-group field.
 func (b *batch) loadCodeEntries() error {
-	bi := &b.s.blocks
+	m, bi, sink := b.s.m, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
 		if b.code[i] == 0 {
 			continue
 		}
 		var wb [indexWordSize]byte
-		if _, err := b.s.m.ReadAt(wb[:], b.code[i]); err != nil {
+		if _, err := m.ReadAt(wb[:], b.code[i]); err != nil {
 			return errCorruptRecord
 		}
 		idx, ok := entryIndex(wb[:], tn%10000000/10000)
 		b.code[i] = 0
 		if ok && idx < bi.nentry {
 			b.code[i] = bi.entry(idx)
-			b.sink ^= b.s.m.At(int(b.code[i]) + 16)
+			sink ^= m.At(int(b.code[i]) + 16)
 		}
 	}
+	b.sink = sink
 	return nil
 }
 
@@ -214,37 +218,39 @@ func (b *batch) readRecords(bs *batchSection) error {
 // touchDictionaries, stage 3, touches the PAIRS and MSGTUPLE entries the
 // hits point at.
 func (b *batch) touchDictionaries() {
-	s := b.s
+	s, sink := b.s, b.sink
 	for i := range b.tns {
 		if p := &b.ported.q[i]; p.hit {
 			if pi := s.ported.field(p.w, 0); pi < uint64(len(s.pairs)) {
-				b.sink ^= byte(s.pairs[pi].ActivatedAt)
+				sink ^= byte(s.pairs[pi].ActivatedAt)
 			}
 		}
 		if p := &b.messaging.q[i]; p.hit {
 			if ti := s.messaging.field(p.w, 0); ti < uint64(len(s.msgTuples)) {
-				b.sink ^= byte(len(s.msgTuples[ti].Provider))
+				sink ^= byte(len(s.msgTuples[ti].Provider))
 			}
 		}
 	}
+	b.sink = sink
 }
 
 // loadThousands, stage 3, touches the thousands entry of every number
 // whose code is split, unless its block is not to be read.
 func (b *batch) loadThousands() error {
-	bi := &b.s.blocks
+	m, bi, sink := b.s.m, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
 		if b.code[i] == 0 || b.lazy && b.ported.q[i].hit {
 			continue // no code entry, or a ported number whose block is not read
 		}
 		var gb [4]byte
-		if _, err := b.s.m.ReadAt(gb[:], b.code[i]+16); err != nil {
+		if _, err := m.ReadAt(gb[:], b.code[i]+16); err != nil {
 			return errCorruptRecord
 		}
 		if g := binary.LittleEndian.Uint32(gb[:]); g != 0 && g <= bi.nthou {
-			b.sink ^= b.s.m.At(int(bi.thousands(g, tn/1000%10)))
+			sink ^= m.At(int(bi.thousands(g, tn/1000%10)))
 		}
 	}
+	b.sink = sink
 	return nil
 }
 
