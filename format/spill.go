@@ -124,6 +124,7 @@ func (p *partitioned[T]) heldBytes() int64 { return int64(p.mem) * int64(p.codec
 func (p *partitioned[T]) finishSpill() error {
 	return p.spill.finish()
 }
+
 // closeSpill closes and removes the spill file; it may be called again.
 func (p *partitioned[T]) closeSpill() {
 	p.spill.close()
