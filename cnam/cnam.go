@@ -1,7 +1,6 @@
 package cnam
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root
@@ -87,25 +86,13 @@ type Result struct {
 // allocation); the wireless fallback allocates nothing for a canonical
 // input.
 func Lookup(db *format.DB, number string) (Result, error) {
-	n, canonical, err := nanp.Parse(number)
+	var rec format.Record
+	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldCNAM, "cnam", &rec)
 	if err != nil {
-		return Result{}, err // matches ErrInvalidNumber and says why
-	}
-	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldCNAM)
-	if err != nil {
-		return Result{}, dbError(err)
-	}
-	if !rec.Ported.OK && !rec.Block.Assigned {
-		return Result{}, ErrNotFound
-	}
-	if !canonical {
-		number = n.String()
+		return Result{}, err
 	}
 	r := Result{PhoneNumber: number}
-	c := rec.Block.Carrier
-	if rec.Ported.OK {
-		c = rec.Ported.Carrier
-	}
+	c := rec.CurrentCarrier()
 	switch {
 	case rec.CNAM.OK:
 		r.CNAM, r.Source = rec.CNAM.Name, SourceRecord
@@ -167,13 +154,4 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s
-}
-
-// dbError passes ErrClosed through and wraps anything else (a corrupt
-// table) so that errors.Is(err, format.ErrCorrupt) still matches.
-func dbError(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return ErrClosed
-	}
-	return fmt.Errorf("cnam: %w", err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 func Example() {
@@ -21,7 +22,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := format.Build(context.Background(), lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
 		log.Fatal(err)
 	}
 	db, err := format.Open(path)

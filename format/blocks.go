@@ -32,13 +32,52 @@ const (
 	noCodeTable   = 0xFFFFFFFF
 )
 
+// blockLayout places the parts of a BLOCKS section: every offset into the
+// section is computed here. Offsets are from base, which is the section's
+// first byte in the file for a reader and 0 for the encoder's buffer.
+type blockLayout struct {
+	indexes int64 // the first code index
+	entries int64 // the first code entry
+	thou    int64 // the first thousands group
+	end     int64
+}
+
+func newBlockLayout(base int64, indexes, entries, groups uint32) blockLayout {
+	var l blockLayout
+	l.indexes = base + blocksHeader
+	l.entries = l.indexes + int64(indexes)*codeIndexSize
+	l.thou = l.entries + int64(entries)*codeEntrySize
+	l.end = l.thou + int64(groups)*thouGroupSize
+	return l
+}
+
+// word is the offset of the index word of code index t that covers nxx.
+func (l *blockLayout) word(t uint32, nxx uint64) int64 {
+	return l.indexes + int64(t)*codeIndexSize + int64(nxx/64)*indexWordSize
+}
+
+// entry is the offset of code entry i.
+func (l *blockLayout) entry(i uint32) int64 { return l.entries + int64(i)*codeEntrySize }
+
+// thousands is the offset of the entry for X = x of thousands group g,
+// which counts from 1 as a code entry stores it.
+func (l *blockLayout) thousands(g uint32, x uint64) int64 {
+	return l.thou + int64(g-1)*thouGroupSize + int64(x)*thouEntrySize
+}
+
+// entryIndex returns the code entry index of nxx from its index word, and
+// false when the code has no entry.
+func entryIndex(word []byte, nxx uint64) (uint32, bool) {
+	bitmap := binary.LittleEndian.Uint64(word)
+	bit := uint64(1) << (nxx % 64)
+	return binary.LittleEndian.Uint32(word[8:]) + uint32(bits.OnesCount64(bitmap&(bit-1))), bitmap&bit != 0
+}
+
 type blockIndex struct {
-	npa     [partitions]uint32 // code index, noCodeTable if none
-	indexes int64              // absolute offset of the first code index
-	entries int64              // absolute offset of the first code entry
-	thou    int64              // absolute offset of the first thousands group
-	nentry  uint32
-	nthou   uint32
+	npa         [partitions]uint32 // code index, noCodeTable if none
+	blockLayout                    // absolute offsets
+	nentry      uint32
+	nthou       uint32
 }
 
 func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
@@ -66,9 +105,7 @@ func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
 		}
 		bi.npa[i] = v
 	}
-	bi.indexes = int64(e.offset) + blocksHeader
-	bi.entries = bi.indexes + int64(n)*codeIndexSize
-	bi.thou = bi.entries + int64(c)*codeEntrySize
+	bi.blockLayout = newBlockLayout(int64(e.offset), n, c, g)
 	bi.nentry, bi.nthou = c, g
 	return nil
 }
@@ -76,6 +113,24 @@ func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
 // blockRow is a raw code or thousands entry.
 type blockRow struct {
 	carrier, rc, lrn, activated uint32
+}
+
+// decodeBlockRow reads the first four fields of a code or thousands entry.
+func decodeBlockRow(p []byte) blockRow {
+	return blockRow{
+		carrier:   binary.LittleEndian.Uint32(p[0:]),
+		rc:        binary.LittleEndian.Uint32(p[4:]),
+		lrn:       binary.LittleEndian.Uint32(p[8:]),
+		activated: binary.LittleEndian.Uint32(p[12:]),
+	}
+}
+
+// put writes the row as the first four fields of an entry.
+func (r blockRow) put(p []byte) {
+	binary.LittleEndian.PutUint32(p[0:], r.carrier)
+	binary.LittleEndian.PutUint32(p[4:], r.rc)
+	binary.LittleEndian.PutUint32(p[8:], r.lrn)
+	binary.LittleEndian.PutUint32(p[12:], r.activated)
 }
 
 // block resolves the number npa-rem to its most specific block row.
@@ -95,47 +150,37 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 	}
 	nxx := rem / 10000
 	var wb [indexWordSize]byte
-	if _, err := s.m.ReadAt(wb[:], s.blocks.indexes+int64(t)*codeIndexSize+int64(nxx/64)*indexWordSize); err != nil {
+	if _, err := s.m.ReadAt(wb[:], s.blocks.word(t, nxx)); err != nil {
 		return errCorruptRecord
 	}
-	bitmap := binary.LittleEndian.Uint64(wb[:])
-	bit := uint64(1) << (nxx % 64)
-	if bitmap&bit == 0 {
+	idx, ok := entryIndex(wb[:], nxx)
+	if !ok {
 		return nil
 	}
-	idx := binary.LittleEndian.Uint32(wb[8:]) + uint32(bits.OnesCount64(bitmap&(bit-1)))
 	if idx >= s.blocks.nentry {
 		return errCorruptRecord
 	}
 	var e [codeEntrySize]byte
-	if _, err := s.m.ReadAt(e[:], s.blocks.entries+int64(idx)*codeEntrySize); err != nil {
+	if _, err := s.m.ReadAt(e[:], s.blocks.entry(idx)); err != nil {
 		return errCorruptRecord
 	}
-	row := e[:16]
-	thousands := false
+	row, thousands := e[:thouEntrySize], false
 	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
 		if g > s.blocks.nthou {
 			return errCorruptRecord
 		}
-		x := rem / 1000 % 10
 		var tb [thouEntrySize]byte
-		if _, err := s.m.ReadAt(tb[:], s.blocks.thou+int64(g-1)*thouGroupSize+int64(x)*thouEntrySize); err != nil {
+		if _, err := s.m.ReadAt(tb[:], s.blocks.thousands(g, rem/1000%10)); err != nil {
 			return errCorruptRecord
 		}
-		if binary.LittleEndian.Uint32(tb[0:]) != 0 {
+		if binary.LittleEndian.Uint32(tb[:]) != 0 {
 			row, thousands = tb[:], true
 		}
 	}
-	carrier := binary.LittleEndian.Uint32(row[0:])
-	if carrier == 0 {
+	if binary.LittleEndian.Uint32(row) == 0 {
 		return nil
 	}
-	return s.resolveBlock(blockRow{
-		carrier:   carrier,
-		rc:        binary.LittleEndian.Uint32(row[4:]),
-		lrn:       binary.LittleEndian.Uint32(row[8:]),
-		activated: binary.LittleEndian.Uint32(row[12:]),
-	}, thousands, b)
+	return s.resolveBlock(decodeBlockRow(row), thousands, b)
 }
 
 func (s *snapshot) resolveBlock(row blockRow, thousands bool, b *Block) error {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 // BenchmarkBuild builds the sample with every row in memory and with a
@@ -23,7 +23,7 @@ func BenchmarkBuild(b *testing.B) {
 			out := filepath.Join(dir, "t.lnpdb")
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := format.Build(context.Background(), lnpdb.Sample(), out, format.BuildOptions{MaxMemory: c.budget}); err != nil {
+				if _, err := build.Build(context.Background(), lnpdb.Sample(), out, build.Options{MaxMemory: c.budget}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,12 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 // TestCompactLeavesReplacementInPlace replaces the table file while a
 // compaction runs: the replacement must survive, the updates must stay
 // pending, and after Reload a compaction folds them into the replacement.
 func TestCompactLeavesReplacementInPlace(t *testing.T) {
+	t.Parallel()
 	db, path := openMini(t)
 	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550199, LRN: 2025569000, SPID: "3003"}}))
 
@@ -24,19 +26,19 @@ func TestCompactLeavesReplacementInPlace(t *testing.T) {
 	require.NoError(t, err)
 	alt := filepath.Join(t.TempDir(), "alt.lnpdb")
 	src := withFile(t, "ported.csv", strings.Replace(string(b), "3122001234,3122009999,1001,", "3122001234,3122008888,1001,", 1))
-	_, err = format.Build(context.Background(), src, alt, format.BuildOptions{})
+	_, err = build.Build(context.Background(), src, alt, build.Options{})
 	require.NoError(t, err)
 
 	replaced := false
-	format.SetCompactWritten(func() {
+	db.SetCompactWritten(func() {
 		require.NoError(t, os.Rename(alt, path))
 		replaced = true
 	})
-	defer format.SetCompactWritten(nil)
+	defer db.SetCompactWritten(nil)
 	err = db.Compact(context.Background())
 	require.True(t, replaced)
 	require.ErrorIs(t, err, format.ErrReplaced)
-	format.SetCompactWritten(nil)
+	db.SetCompactWritten(nil)
 
 	assert.Equal(t, 1, db.PendingUpdates(), "the updates stay pending")
 	assert.True(t, ported(t, db, 2025550199).OK)

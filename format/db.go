@@ -38,6 +38,11 @@ type DB struct {
 	// Apply.
 	broken    atomic.Pointer[error] // set by an append that could not be undone
 	setAsideN atomic.Int64
+
+	// compactWritten, when set, runs between writing a compacted file and
+	// renaming it into place (tests replace the table there); set and
+	// read under compactMu.
+	compactWritten func()
 }
 
 // Recovery is what opening a table found and mended, for the operator's log.
@@ -309,7 +314,18 @@ func (db *DB) Close() error {
 // Path is the file the DB was opened from.
 func (db *DB) Path() string { return db.path }
 
-var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
+// The spam types a trust record can carry.
+const (
+	SpamNone         = "NONE"
+	SpamSpam         = "SPAM"
+	SpamScam         = "SCAM"
+	SpamRobocall     = "ROBOCALL"
+	SpamTelemarketer = "TELEMARKETER"
+)
+
+// SpamTypes lists the spam types; a TRUST record stores a type as its index
+// here, so the order is part of the file format.
+var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTelemarketer}
 
 // Get reads everything the table holds for the 10-digit national number tn
 // (e.g. 2025550123): the block data always (unless f includes
@@ -424,12 +440,12 @@ func (s *snapshot) decodeRest(qm, qc, qt *probe, r *Record) error {
 		}
 		if ok {
 			st := s.trustSec.field(w, 0)
-			if st >= uint64(len(spamTypes)) {
+			if st >= uint64(len(SpamTypes)) {
 				return errCorruptRecord
 			}
 			r.Trust = Trust{
 				OK:            true,
-				SpamType:      spamTypes[st],
+				SpamType:      SpamTypes[st],
 				Complaints:    uint32(s.trustSec.field(w, 1)),
 				FirstReported: int64(s.trustSec.field(w, 2)),
 				LastReported:  int64(s.trustSec.field(w, 3)),
@@ -519,7 +535,8 @@ type meta struct {
 	ThousandsBlocks int `json:"thousands_blocks"`
 }
 
-// Info returns the table's description; the zero Info after Close.
+// Info returns the table's description; after Close, an Info that holds
+// only Path.
 func (db *DB) Info() Info {
 	s := db.snap.Load()
 	if s == nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // Dictionaries are small lists of strings and numbers that records refer to
@@ -256,7 +257,7 @@ func decodeLRNs(b []byte) ([]uint64, []string, error) {
 			return nil, nil, errors.New("LRN out of range")
 		}
 		nums[i] = v
-		strs[i] = canonical(v)
+		strs[i] = nanp.Number(v).String()
 	}
 	return nums, strs, d.end()
 }
@@ -269,15 +270,4 @@ func (d *dec) end() error {
 		return errors.New("trailing bytes")
 	}
 	return nil
-}
-
-// canonical renders a 10-digit national number as its 11-digit form.
-func canonical(n uint64) string {
-	var b [11]byte
-	b[0] = '1'
-	for i := 10; i >= 1; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[:])
 }

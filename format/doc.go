@@ -1,11 +1,12 @@
-// Package format is the lnpdb table file: its byte layout, the builder that
-// writes it from a source directory, Open that maps it, and the raw
+// Package format is the lnpdb table file: its byte layout, the Writer that
+// writes it, Open that maps it, live updates and compaction, and the raw
 // per-number and per-block records that the lookup packages turn into
-// answers.
+// answers. Reading a source directory into a Writer is package
+// format/build's.
 //
 // # Basic usage
 //
-//	report, err := format.Build(ctx, os.DirFS("src"), "us.lnpdb", format.BuildOptions{})
+//	report, err := build.Build(ctx, os.DirFS("src"), "us.lnpdb", build.Options{})
 //	db, err := format.Open("us.lnpdb")
 //	defer db.Close()
 //	rec, err := db.Get(2025550123, format.FieldPorted)
@@ -24,7 +25,7 @@
 // records are ordinary Go strings decoded at Open; they stay valid after
 // Close. A table file must never be written in place while mapped (the
 // process would die of SIGBUS); replace it by renaming a new file over it,
-// which is what Build does.
+// which is what WriteFile does.
 //
 // # Performance
 //
@@ -156,9 +157,10 @@
 // Every file the package writes — built and compacted tables, journal
 // rewrites — is written to "." + base name + ".tmp-…" beside it under an
 // advisory lock, fsync'd, verified where it is a table, and renamed into
-// place; Open and Build remove such files left by a killed writer. A table
-// that arrives from elsewhere as a stream (a download) goes in the same way
-// through Install, which refuses a stream that is cut short or damaged.
+// place; Open and WriteFile remove such files left by a killed writer. A
+// table that arrives from elsewhere as a stream (a download) goes in the
+// same way through Install, which refuses a stream that is cut short or
+// damaged.
 //
 // CNAMNAME: u64 names, u64 names per chunk K, u64 chunks C, C+1 u64 frame
 // offsets (relative to the first frame; the last is the total length), then

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
@@ -444,7 +445,7 @@ func TestKillDuringBuild(t *testing.T) {
 		t.Skip("in the child")
 	}
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
-	_, err := format.Build(context.Background(), os.DirFS("../testdata/sample"), out, format.BuildOptions{})
+	_, err := build.Build(context.Background(), os.DirFS("../testdata/sample"), out, build.Options{})
 	require.NoError(t, err)
 	rounds := 50
 	if testing.Short() {
@@ -484,7 +485,7 @@ func TestBuildChild(t *testing.T) {
 		t.Skip("only run as the build test's child")
 	}
 	for {
-		if _, err := format.Build(context.Background(), os.DirFS("../testdata/sample"), out, format.BuildOptions{}); err != nil {
+		if _, err := build.Build(context.Background(), os.DirFS("../testdata/sample"), out, build.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -348,13 +349,13 @@ func TestBadSources(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "t.lnpdb")
-			_, err := format.Build(context.Background(), withFile(t, c.file, c.content), out, format.BuildOptions{})
+			_, err := build.Build(context.Background(), withFile(t, c.file, c.content), out, build.Options{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			entries, _ := os.ReadDir(dir)
 			assert.Empty(t, entries, "a failed build leaves nothing behind")
 
-			rep, err := format.Build(context.Background(), withFile(t, c.file, c.content), out, format.BuildOptions{SkipBadRows: true})
+			rep, err := build.Build(context.Background(), withFile(t, c.file, c.content), out, build.Options{SkipBadRows: true})
 			if !c.skippable {
 				require.Error(t, err)
 				return
@@ -375,7 +376,7 @@ func TestDuplicateKeepsFirst(t *testing.T) {
 	require.NoError(t, err)
 	src := withFile(t, "ported.csv", string(b)+"2025550123,3122009999,4004,\n")
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
-	_, err = format.Build(context.Background(), src, out, format.BuildOptions{SkipBadRows: true})
+	_, err = build.Build(context.Background(), src, out, build.Options{SkipBadRows: true})
 	require.NoError(t, err)
 	db, err := format.Open(out)
 	require.NoError(t, err)
@@ -395,9 +396,9 @@ func TestNPACImporterBuildsIdenticalTable(t *testing.T) {
 	built := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.lnpdb"), filepath.Join(dir, "b.lnpdb")
-	_, err := format.Build(context.Background(), mini, a, format.BuildOptions{BuiltAt: built})
+	_, err := build.Build(context.Background(), mini, a, build.Options{BuiltAt: built})
 	require.NoError(t, err)
-	_, err = format.Build(context.Background(), src, b, format.BuildOptions{BuiltAt: built})
+	_, err = build.Build(context.Background(), src, b, build.Options{BuiltAt: built})
 	require.NoError(t, err)
 	ab, err := os.ReadFile(a)
 	require.NoError(t, err)
@@ -407,7 +408,7 @@ func TestNPACImporterBuildsIdenticalTable(t *testing.T) {
 
 	both := withFile(t, "ported.csv", string(ab[:0])+"tn,lrn,spid,activated_at\n")
 	both["ported.npac"] = &fstest.MapFile{Data: []byte(npac)}
-	_, err = format.Build(context.Background(), both, filepath.Join(dir, "c.lnpdb"), format.BuildOptions{})
+	_, err = build.Build(context.Background(), both, filepath.Join(dir, "c.lnpdb"), build.Options{})
 	require.ErrorContains(t, err, "both ported.csv and ported.npac")
 }
 
@@ -417,7 +418,7 @@ func TestBuildIsDeterministic(t *testing.T) {
 	var files [][]byte
 	for i := range 2 {
 		p := filepath.Join(dir, strconv.Itoa(i))
-		_, err := format.Build(context.Background(), lnpdb.Sample(), p, format.BuildOptions{BuiltAt: built})
+		_, err := build.Build(context.Background(), lnpdb.Sample(), p, build.Options{BuiltAt: built})
 		require.NoError(t, err)
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
@@ -428,11 +429,11 @@ func TestBuildIsDeterministic(t *testing.T) {
 
 func TestBuildReplacesAtomically(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
-	_, err := format.Build(context.Background(), mini, out, format.BuildOptions{})
+	_, err := build.Build(context.Background(), mini, out, build.Options{})
 	require.NoError(t, err)
 	before, err := os.ReadFile(out)
 	require.NoError(t, err)
-	_, err = format.Build(context.Background(), withFile(t, "carriers.csv", ""), out, format.BuildOptions{})
+	_, err = build.Build(context.Background(), withFile(t, "carriers.csv", ""), out, build.Options{})
 	require.Error(t, err)
 	after, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -440,6 +441,6 @@ func TestBuildReplacesAtomically(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = format.Build(ctx, mini, out, format.BuildOptions{})
+	_, err = build.Build(ctx, mini, out, build.Options{})
 	require.ErrorIs(t, err, context.Canceled)
 }

@@ -35,7 +35,7 @@ type partitioned[T any] struct {
 	mem   int // capacity of the chunks in memory, in rows
 
 	// held, when set, counts the bytes of chunks in memory across the
-	// builder's collections, to decide when to spill.
+	// Writer's collections on one side, to decide when to spill.
 	held  *int64
 	codec *rowCodec[T]
 	spill *spillFile

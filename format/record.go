@@ -73,9 +73,10 @@ type Trust struct {
 	FirstReported, LastReported int64 // unix seconds, 0 if none
 }
 
-// Fields selects what Get reads besides the block data, which it always
-// reads. Reading less is faster: each per-number section costs a hash and
-// one or two memory accesses.
+// Fields selects the per-number sections Get reads. Get reads the block
+// data too, unless BlockUnlessPorted says to skip it for a ported number.
+// Reading less is faster: each per-number section costs a hash and one or
+// two memory accesses.
 type Fields uint8
 
 // The per-number sections.
@@ -106,4 +107,14 @@ type Record struct {
 	Messaging Messaging
 	CNAM      CNAM
 	Trust     Trust
+}
+
+// CurrentCarrier is the number's current carrier (CONTRACT §2 to §5): the
+// ported record's new current SPID, else the OCN holder of the most
+// specific block row; nil when neither was read.
+func (r *Record) CurrentCarrier() *Carrier {
+	if r.Ported.OK {
+		return r.Ported.Carrier
+	}
+	return r.Block.Carrier
 }

@@ -8,27 +8,22 @@ import (
 	"unsafe"
 )
 
-// Bounded memory. While reading, the builder keeps per-number rows in
-// memory (partition.go) up to BuildOptions.MaxMemory bytes across the four
-// per-number sections. Past that, the collection holding the most rows is
+// Bounded memory. A Writer keeps per-number rows in memory (partition.go)
+// up to the bytes Writer.SetMemory allows each side (ported; messaging,
+// CNAM and trust). Past that, the side's collection holding the most rows is
 // written to its spill file: fixed-size records (remainder, source line,
 // packed payload) appended NPA by NPA, each run remembered as an extent.
 // When the section is written, each NPA's worker reads its extents back
 // beside whatever is still in memory, then sorts, checks duplicates and
 // hashes exactly as for an in-memory build, so the table's bytes do not
-// depend on whether or where rows spilled. A build therefore holds at most
+// depend on whether or where rows spilled. A Writer therefore holds at most
 // the budget of rows, plus a few NPAs being hashed (an NPA has at most 10^7
 // numbers), whatever the number of rows in the source.
 //
-// Spill files live in BuildOptions.TempDir, by default beside the output.
+// Spill files live in the directory SetMemory names.
 // Each is unlinked as soon as it is created where the system allows it, so
 // that no exit, not even a crash, leaves one behind; where it does not, it
-// is removed when the build ends, successfully or not.
-
-// DefaultMaxMemory is the budget of per-number rows held in memory while
-// building, when BuildOptions.MaxMemory is zero: about 30 million rows,
-// which keeps tables of that size free of temporary files.
-const DefaultMaxMemory = 512 << 20
+// is removed when the Writer is closed.
 
 // rowCodec turns a payload into a fixed number of bytes and back.
 type rowCodec[T any] struct {
@@ -117,7 +112,7 @@ func (s *spillFile) close() {
 	}
 }
 
-// spiller is a collection as the builder's budget sees it.
+// spiller is a collection as a Writer's budget sees it.
 type spiller interface {
 	heldBytes() int64
 	spillAll(dir string) (int, error)
@@ -129,7 +124,12 @@ func (p *partitioned[T]) heldBytes() int64 { return int64(p.mem) * int64(p.codec
 func (p *partitioned[T]) finishSpill() error {
 	return p.spill.finish()
 }
-func (p *partitioned[T]) closeSpill() { p.spill.close() }
+
+// closeSpill closes and removes the spill file; it may be called again.
+func (p *partitioned[T]) closeSpill() {
+	p.spill.close()
+	p.spill = nil
+}
 
 // spillAll appends every row in memory to the spill file, releases them
 // and returns how many there were.
@@ -207,7 +207,7 @@ func readExtents[T any](s *spillFile, c *rowCodec[T], ext []extent, out []entry[
 	return out, nil
 }
 
-// budget decides when the builder's collections spill.
+// budget decides when a Writer's collections spill.
 type budget struct {
 	limit   int64 // bytes of rows in memory; 0 never spills
 	dir     string

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,11 +47,11 @@ func spillFDs(t *testing.T) []string {
 	return open
 }
 
-func buildBytes(t *testing.T, src fs.FS, opt format.BuildOptions) ([]byte, *format.BuildReport) {
+func buildBytes(t *testing.T, src fs.FS, opt build.Options) ([]byte, *build.Report) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
 	opt.BuiltAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rep, err := format.Build(context.Background(), src, out, opt)
+	rep, err := build.Build(context.Background(), src, out, opt)
 	require.NoError(t, err)
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func buildBytes(t *testing.T, src fs.FS, opt format.BuildOptions) ([]byte, *form
 }
 
 func TestSpilledBuildIsIdentical(t *testing.T) {
-	want, rep := buildBytes(t, lnpdb.Sample(), format.BuildOptions{MaxMemory: -1})
+	want, rep := buildBytes(t, lnpdb.Sample(), build.Options{MaxMemory: -1})
 	require.Zero(t, rep.Spilled)
 	rows := 0
 	for _, f := range []string{"ported.csv", "messaging.csv", "cnam.csv", "trust.csv"} {
@@ -67,7 +67,7 @@ func TestSpilledBuildIsIdentical(t *testing.T) {
 	}
 	for _, budget := range []int64{1, 4 << 10, 64 << 10} {
 		tmp := t.TempDir()
-		got, rep := buildBytes(t, lnpdb.Sample(), format.BuildOptions{MaxMemory: budget, TempDir: tmp})
+		got, rep := buildBytes(t, lnpdb.Sample(), build.Options{MaxMemory: budget, TempDir: tmp})
 		require.Equal(t, want, got, "budget %d: spilling does not change a byte", budget)
 		assert.Positive(t, rep.Spilled, "budget %d spills", budget)
 		assert.LessOrEqual(t, rep.Spilled, rows)
@@ -95,7 +95,7 @@ func TestSpilledDuplicates(t *testing.T) {
 	for _, budget := range []int64{-1, 1, 4 << 10} {
 		tmp := t.TempDir()
 		dir := t.TempDir()
-		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: budget, TempDir: tmp})
+		_, err := build.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: budget, TempDir: tmp})
 		require.Error(t, err)
 		msgs = append(msgs, err.Error())
 		for _, d := range []string{tmp, dir} {
@@ -109,8 +109,8 @@ func TestSpilledDuplicates(t *testing.T) {
 	assert.Equal(t, msgs[0], msgs[1], "the error names the same file and lines when spilled")
 	assert.Equal(t, msgs[0], msgs[2])
 
-	want, _ := buildBytes(t, src, format.BuildOptions{SkipBadRows: true, MaxMemory: -1})
-	got, rep := buildBytes(t, src, format.BuildOptions{SkipBadRows: true, MaxMemory: 1, TempDir: t.TempDir()})
+	want, _ := buildBytes(t, src, build.Options{SkipBadRows: true, MaxMemory: -1})
+	got, rep := buildBytes(t, src, build.Options{SkipBadRows: true, MaxMemory: 1, TempDir: t.TempDir()})
 	require.Equal(t, want, got, "the first row of a duplicate is kept, spilled or not")
 	assert.Equal(t, 1, rep.Skipped)
 	assert.Empty(t, spillFDs(t))
@@ -137,7 +137,7 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			src := cancelOn{FS: lnpdb.Sample(), name: name, cancel: cancel}
-			_, err := format.Build(ctx, src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: tmp})
+			_, err := build.Build(ctx, src, filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: 1, TempDir: tmp})
 			require.ErrorIs(t, err, context.Canceled)
 			for _, d := range []string{tmp, dir} {
 				ents, err := os.ReadDir(d)
@@ -150,7 +150,7 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 		src := copyFS(t, lnpdb.Sample())
 		src["trust.csv"] = &fstest.MapFile{Data: append(src["trust.csv"].Data, "12025550100,nonsense,1,,\n"...)}
 		tmp, dir := t.TempDir(), t.TempDir()
-		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: tmp})
+		_, err := build.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: 1, TempDir: tmp})
 		require.Error(t, err)
 		for _, d := range []string{tmp, dir} {
 			ents, err := os.ReadDir(d)
@@ -160,7 +160,7 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 	})
 	t.Run("no temporary directory", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := format.Build(context.Background(), lnpdb.Sample(), filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: 1, TempDir: filepath.Join(dir, "nope")})
+		_, err := build.Build(context.Background(), lnpdb.Sample(), filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: 1, TempDir: filepath.Join(dir, "nope")})
 		require.ErrorContains(t, err, "spill file")
 		ents, err := os.ReadDir(dir)
 		require.NoError(t, err)
@@ -181,13 +181,13 @@ func TestPerNumberErrorsInFileOrder(t *testing.T) {
 	add("cnam.csv", "12025570003,NOBODY\n")
 	for _, budget := range []int64{-1, 1} {
 		dir := t.TempDir()
-		_, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{MaxMemory: budget, TempDir: dir})
+		_, err := build.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: budget, TempDir: dir})
 		require.ErrorContains(t, err, "ported.csv:6: column tn: 12025570001 is in no assigned code")
 		ents, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		assert.Empty(t, ents)
 
-		rep, err := format.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), format.BuildOptions{SkipBadRows: true, MaxMemory: budget, TempDir: dir})
+		rep, err := build.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), build.Options{SkipBadRows: true, MaxMemory: budget, TempDir: dir})
 		require.NoError(t, err)
 		assert.Equal(t, 3, rep.Skipped)
 		require.Len(t, rep.SkippedSample, 3)
@@ -199,6 +199,6 @@ func TestPerNumberErrorsInFileOrder(t *testing.T) {
 	}
 
 	delete(src, "ported.csv")
-	_, err := format.Build(context.Background(), src, filepath.Join(t.TempDir(), "t.lnpdb"), format.BuildOptions{})
+	_, err := build.Build(context.Background(), src, filepath.Join(t.TempDir(), "t.lnpdb"), build.Options{})
 	require.ErrorContains(t, err, "messaging.csv:4: column tn: 12025570002 is in no assigned code", "without ported data, messaging's error is the first")
 }

@@ -191,7 +191,7 @@ func (s *snapshot) resolve(u Update, replay bool) (*overlayEntry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", errUnknownSPID, u.SPID)
 	}
-	e.ported = Ported{OK: true, LRN: canonical(u.LRN), Carrier: &s.carriers[c], ActivatedAt: u.ActivatedAt}
+	e.ported = Ported{OK: true, LRN: nanp.Number(u.LRN).String(), Carrier: &s.carriers[c], ActivatedAt: u.ActivatedAt}
 	return e, nil
 }
 
@@ -371,10 +371,6 @@ func (db *DB) JournalBroken() error {
 // pending, and Reload followed by Compact folds them into the new file.
 var ErrReplaced = errors.New("format: the table file was replaced during compaction")
 
-// compactWritten, when set, runs between writing the compacted file and
-// renaming it into place (tests replace the table there).
-var compactWritten func()
-
 // Compact writes a new table file with the pending updates folded in,
 // renames it over the DB's file, switches lookups to it and rewrites the
 // journal to hold only what the new file lacks. Lookups keep answering
@@ -412,20 +408,20 @@ func (db *DB) Compact(ctx context.Context) error {
 			folded[tn] = e
 		}
 	}
-	b, err := builderFromSnapshot(ctx, s, folded)
+	w, err := writerFromSnapshot(s, folded)
 	if err != nil {
 		return err
 	}
-	_, err = b.writeTable(db.fs, db.path, time.Now(), func() error {
-		if compactWritten != nil {
-			compactWritten()
+	_, err = w.writeTable(ctx, db.fs, db.path, WriteOptions{BuiltAt: time.Now(), BeforeRename: func() error {
+		if db.compactWritten != nil {
+			db.compactWritten()
 		}
 		if now, err := os.Stat(db.path); err != nil || !os.SameFile(start, now) ||
 			now.Size() != start.Size() || !now.ModTime().Equal(start.ModTime()) {
 			return fmt.Errorf("%w: %s", ErrReplaced, db.path)
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		return err
 	}

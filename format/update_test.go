@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -189,7 +190,7 @@ func TestReloadKeepsPendingUpdates(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata/mini", "ported.csv"))
 	require.NoError(t, err)
 	src := withFile(t, "ported.csv", strings.Replace(string(b), "3122001234,3122009999,1001,", "3122001234,3122008888,1001,", 1))
-	_, err = format.Build(context.Background(), src, path, format.BuildOptions{})
+	_, err = build.Build(context.Background(), src, path, build.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "13122009999", ported(t, db, 3122001234).LRN, "the old mapping serves until Reload")
 	require.NoError(t, db.Reload())

@@ -50,7 +50,7 @@ func (s *snapshot) verify() error {
 		{&s.ported, func(w window) bool { return s.ported.field(w, 0) < uint64(len(s.pairs)) }},
 		{&s.messaging, func(w window) bool { return s.messaging.field(w, 0) < uint64(len(s.msgTuples)) }},
 		{&s.cnam, func(w window) bool { return s.cnam.field(w, 0) < s.names.names }},
-		{&s.trustSec, func(w window) bool { return s.trustSec.field(w, 0) < uint64(len(spamTypes)) }},
+		{&s.trustSec, func(w window) bool { return s.trustSec.field(w, 0) < uint64(len(SpamTypes)) }},
 	}
 	for _, c := range checks {
 		if err := s.verifyNumSection(c.sec, c.check); err != nil {
@@ -139,27 +139,15 @@ func (s *snapshot) verifyPartition(sec *numSection, npa int, check func(window) 
 	if err != nil {
 		return recs, corrupt(sec.id, "NPA %03d: %v", npa, err)
 	}
-	width := uint64(sec.layout.width)
-	n := int((pt.p.N*width+7)/8) + 17
-	if cap(recs) < n {
-		recs = make([]byte, n)
-	}
-	recs = recs[:n]
-	if _, err := s.m.ReadAt(recs, pt.recs); err != nil {
-		return recs, corrupt(sec.id, "NPA %03d records: %v", npa, err)
-	}
-	for slot := range pt.p.N {
-		bit := slot * width
-		w := loadWindow((*[17]byte)(recs[bit/8:]), uint(bit%8))
-		rem := w.field(0, keyBits) + keyBase
+	return s.partitionRecords(sec, npa, recs, func(slot, rem uint64, w window) error {
 		if rem >= 10000000 || t.Lookup(rem) != slot {
-			return recs, corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
+			return corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
 		}
 		if !check(w) {
-			return recs, corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
+			return corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
 		}
-	}
-	return recs, nil
+		return nil
+	})
 }
 
 func (s *snapshot) verifyBlocks() error {
@@ -169,19 +157,20 @@ func (s *snapshot) verifyBlocks() error {
 		return corrupt(secBlocks, "%v", err)
 	}
 	row := func(p []byte) error {
-		c, rc, lrn := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), binary.LittleEndian.Uint32(p[8:])
-		if c == 0 {
-			if rc != 0 || lrn != 0 || binary.LittleEndian.Uint32(p[12:]) != 0 {
+		r := decodeBlockRow(p)
+		if r.carrier == 0 {
+			if r != (blockRow{}) {
 				return fmt.Errorf("an empty row has data")
 			}
 			return nil
 		}
-		if int(c) > len(s.carriers) || int(rc) >= len(s.rateCenters) || int(lrn) > len(s.lrns) {
+		if int(r.carrier) > len(s.carriers) || int(r.rc) >= len(s.rateCenters) || int(r.lrn) > len(s.lrns) {
 			return fmt.Errorf("a field points outside its dictionary")
 		}
 		return nil
 	}
-	indexes := b[blocksHeader : s.blocks.entries-int64(e.offset)]
+	base := int64(e.offset)
+	indexes := b[s.blocks.indexes-base : s.blocks.entries-base]
 	var want uint32
 	for w := 0; w < len(indexes); w += indexWordSize {
 		bitmap := binary.LittleEndian.Uint64(indexes[w:])
@@ -197,9 +186,8 @@ func (s *snapshot) verifyBlocks() error {
 	if want != s.blocks.nentry {
 		return corrupt(secBlocks, "code indexes count %d entries, section has %d", want, s.blocks.nentry)
 	}
-	entries := b[s.blocks.entries-int64(e.offset) : s.blocks.thou-int64(e.offset)]
-	for i := range int(s.blocks.nentry) {
-		p := entries[i*codeEntrySize:]
+	for i := range s.blocks.nentry {
+		p := b[s.blocks.entry(i)-base:]
 		if err := row(p); err != nil {
 			return corrupt(secBlocks, "code entry %d: %v", i, err)
 		}
@@ -208,10 +196,11 @@ func (s *snapshot) verifyBlocks() error {
 			return corrupt(secBlocks, "code entry %d: no code row and no thousands group %d", i, g)
 		}
 	}
-	thou := b[s.blocks.thou-int64(e.offset):]
-	for i := range int(s.blocks.nthou) * 10 {
-		if err := row(thou[i*thouEntrySize:]); err != nil {
-			return corrupt(secBlocks, "thousands entry %d: %v", i, err)
+	for g := range s.blocks.nthou {
+		for x := range uint64(10) {
+			if err := row(b[s.blocks.thousands(g+1, x)-base:]); err != nil {
+				return corrupt(secBlocks, "thousands entry %d: %v", uint64(g)*10+x, err)
+			}
 		}
 	}
 	return nil

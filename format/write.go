@@ -2,6 +2,7 @@ package format
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"github.com/lnpdb/lnpdb/internal/mphf"
+	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // fileWriter appends sections to the output file and remembers where each
@@ -64,84 +66,111 @@ func (w *fileWriter) checksum(off, n int64) (uint64, error) {
 	return h.Sum64(), nil
 }
 
-func (b *builder) write(f vfs.File, builtAt int64) (int64, error) {
-	w := &fileWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
-	prefix := headerSize + dirSize(len(sectionOrder))
-	if err := w.write(make([]byte, prefix)); err != nil {
-		return 0, err
+// write writes the whole table to f: a zeroed prefix, the sections in
+// sectionOrder, then the header and directory over the prefix.
+func (w *Writer) write(ctx context.Context, f vfs.File, opt WriteOptions) error {
+	fw := &fileWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	if err := fw.write(make([]byte, headerSize+dirSize(len(sectionOrder)))); err != nil {
+		return err
 	}
-	lrns, lrnRemap := b.sortedLRNs()
-	codes, thousands := 0, 0
-	for _, cr := range b.codes {
+	lrns, lrnRemap := w.sortedLRNs()
+	metaJSON, err := json.Marshal(w.meta())
+	if err != nil {
+		return err
+	}
+	small := []struct {
+		id     string
+		encode func() []byte
+	}{
+		{secMeta, func() []byte { return metaJSON }},
+		{secCarriers, func() []byte { return encodeCarriers(w.carriers) }},
+		{secRateCenters, func() []byte { return encodeRateCenters(w.rcs) }},
+		{secLRNs, func() []byte { return encodeLRNs(lrns) }},
+		{secMsgStrings, func() []byte { return encodeStrings(w.msgStrs.list) }},
+		{secPairs, func() []byte { return encodePairs(w.pairs.list, lrnRemap) }},
+		{secMsgTuples, func() []byte { return encodeMsgTuples(w.msgTuples.list) }},
+	}
+	for _, sec := range small {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fw.section(sec.id, encZstd, sec.encode()); err != nil {
+			return err
+		}
+	}
+	if err := fw.section(secBlocks, encRaw, w.encodeBlocks(lrnRemap)); err != nil {
+		return err
+	}
+	for _, sec := range w.numSections() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := sec(ctx, fw, opt.Duplicate); err != nil {
+			return err
+		}
+	}
+	if err := w.writeNames(fw); err != nil {
+		return err
+	}
+	if err := fw.bw.Flush(); err != nil {
+		return err
+	}
+	h := header{sections: uint32(len(fw.dir)), fileSize: uint64(fw.off), builtAt: opt.BuiltAt.Unix()}
+	_, err = f.WriteAt(append(h.encode(), encodeDir(fw.dir)...), 0)
+	return err
+}
+
+// meta counts the codes and thousands-blocks with a row.
+func (w *Writer) meta() meta {
+	var m meta
+	for _, cr := range w.codes {
 		if cr.hasCode {
-			codes++
+			m.Codes++
 		}
 		for _, t := range cr.thousands {
 			if t.carrier != 0 {
-				thousands++
+				m.ThousandsBlocks++
 			}
 		}
 	}
-	metaJSON, err := json.Marshal(meta{Codes: codes, ThousandsBlocks: thousands})
-	if err != nil {
-		return 0, err
-	}
-	steps := []func() error{
-		func() error { return w.section(secMeta, encZstd, metaJSON) },
-		func() error { return w.section(secCarriers, encZstd, encodeCarriers(b.carriers)) },
-		func() error { return w.section(secRateCenters, encZstd, encodeRateCenters(b.rcs)) },
-		func() error { return w.section(secLRNs, encZstd, encodeLRNs(lrns)) },
-		func() error { return w.section(secMsgStrings, encZstd, encodeStrings(b.msgStrs)) },
-		func() error { return w.section(secPairs, encZstd, encodePairs(b.pairs, lrnRemap)) },
-		func() error { return w.section(secMsgTuples, encZstd, encodeMsgTuples(b.msgTuples)) },
-		func() error { return w.section(secBlocks, encRaw, b.encodeBlocks(lrnRemap)) },
-		func() error {
-			return writeNumSection(b, w, secPorted, b.portedFile, &b.ported,
-				[]uint{widthFor(len(b.pairs)), 32},
-				func(v portedRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.pair), uint64(v.act)} })
-		},
-		func() error {
-			return writeNumSection(b, w, secMessaging, "messaging.csv", &b.messaging,
-				[]uint{widthFor(len(b.msgTuples))},
-				func(v messagingRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.tuple)} })
-		},
-		func() error {
-			return writeNumSection(b, w, secCNAM, "cnam.csv", &b.cnam,
-				[]uint{widthFor(len(b.names))},
-				func(v cnamRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.name)} })
-		},
-		func() error {
-			return writeNumSection(b, w, secTrust, "trust.csv", &b.trust,
-				[]uint{3, uint(max(1, bits.Len32(b.maxComplaints))), 32, 32},
-				func(v trustRow) [maxFields]uint64 {
-					return [maxFields]uint64{uint64(v.spam), uint64(v.complaints), uint64(v.first), uint64(v.last)}
-				})
-		},
-		func() error { return b.writeNames(w) },
-	}
-	for _, step := range steps {
-		if err := b.ctx.Err(); err != nil {
-			return 0, err
-		}
-		if err := step(); err != nil {
-			return 0, err
-		}
-	}
-	if err := w.bw.Flush(); err != nil {
-		return 0, err
-	}
-	h := header{sections: uint32(len(w.dir)), fileSize: uint64(w.off), builtAt: builtAt}
-	pre := append(h.encode(), encodeDir(w.dir)...)
-	if _, err := f.WriteAt(pre, 0); err != nil {
-		return 0, err
-	}
-	return w.off, nil
+	return m
 }
 
-func (b *builder) encodeBlocks(lrnRemap []uint32) []byte {
+// dupFunc is WriteOptions.Duplicate.
+type dupFunc = func(f Fields, tn uint64, line, first int) error
+
+// numSections returns a writer for each per-number section, in file order:
+// its id, its Fields bit, its record's field widths and how a row fills
+// them.
+func (w *Writer) numSections() []func(context.Context, *fileWriter, dupFunc) error {
+	return []func(context.Context, *fileWriter, dupFunc) error{
+		numSpec(secPorted, FieldPorted, &w.ported,
+			[]uint{widthFor(len(w.pairs.list)), 32},
+			func(v portedRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.pair), uint64(v.act)} }),
+		numSpec(secMessaging, FieldMessaging, &w.messaging,
+			[]uint{widthFor(len(w.msgTuples.list))},
+			func(v messagingRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.tuple)} }),
+		numSpec(secCNAM, FieldCNAM, &w.cnam,
+			[]uint{widthFor(len(w.names.list))},
+			func(v cnamRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.name)} }),
+		numSpec(secTrust, FieldTrust, &w.trust,
+			[]uint{3, uint(max(1, bits.Len32(w.maxComplaints))), 32, 32},
+			func(v trustRow) [maxFields]uint64 {
+				return [maxFields]uint64{uint64(v.spam), uint64(v.complaints), uint64(v.first), uint64(v.last)}
+			}),
+	}
+}
+
+func numSpec[T any](id string, field Fields, p *partitioned[T], widths []uint, payload func(T) [maxFields]uint64) func(context.Context, *fileWriter, dupFunc) error {
+	return func(ctx context.Context, fw *fileWriter, dup dupFunc) error {
+		return writeNumSection(ctx, fw, id, field, p, widths, payload, dup)
+	}
+}
+
+func (w *Writer) encodeBlocks(lrnRemap []uint32) []byte {
 	// Walk codes in number order: the same source gives the same bytes.
-	keys := make([]uint32, 0, len(b.codes))
-	for k := range b.codes {
+	keys := make([]uint32, 0, len(w.codes))
+	for k := range w.codes {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -149,61 +178,53 @@ func (b *builder) encodeBlocks(lrnRemap []uint32) []byte {
 	for i := range npaIndex {
 		npaIndex[i] = noCodeTable
 	}
-	var indexes uint32
-	groups := uint32(0)
+	var indexes, groups uint32
 	for _, k := range keys {
 		if npa := k / 1000; npaIndex[npa] == noCodeTable {
 			npaIndex[npa] = indexes
 			indexes++
 		}
-		if b.codes[k].split {
+		if w.codes[k].split {
 			groups++
 		}
 	}
 	entries := uint32(len(keys))
-	out := make([]byte, blocksHeader+int(indexes)*codeIndexSize+int(entries)*codeEntrySize+int(groups)*thouGroupSize)
+	l := newBlockLayout(0, indexes, entries, groups)
+	out := make([]byte, l.end)
 	for i, v := range npaIndex {
 		binary.LittleEndian.PutUint32(out[i*4:], v)
 	}
 	binary.LittleEndian.PutUint32(out[partitions*4:], indexes)
 	binary.LittleEndian.PutUint32(out[partitions*4+4:], entries)
 	binary.LittleEndian.PutUint32(out[partitions*4+8:], groups)
-	lrn := func(v uint32) uint32 {
-		if v == 0 {
-			return 0
+	remapped := func(r blockRow) blockRow {
+		if r.lrn != 0 {
+			r.lrn = lrnRemap[r.lrn-1] + 1
 		}
-		return lrnRemap[v-1] + 1
+		return r
 	}
-	putRow := func(p []byte, r blockRow) {
-		binary.LittleEndian.PutUint32(p[0:], r.carrier)
-		binary.LittleEndian.PutUint32(p[4:], r.rc)
-		binary.LittleEndian.PutUint32(p[8:], lrn(r.lrn))
-		binary.LittleEndian.PutUint32(p[12:], r.activated)
-	}
-	indexBase := blocksHeader
-	entryBase := indexBase + int(indexes)*codeIndexSize
-	thouBase := entryBase + int(entries)*codeEntrySize
-	lastWord := -1
+	lastWord := int64(-1)
 	var g uint32
 	for i, k := range keys {
-		npa, nxx := k/1000, int(k%1000)
-		word := out[indexBase+int(npaIndex[npa])*codeIndexSize+(nxx/64)*indexWordSize:]
-		if wk := int(npa)*16 + nxx/64; wk != lastWord {
+		npa, nxx := k/1000, uint64(k%1000)
+		off := l.word(npaIndex[npa], nxx)
+		word := out[off:]
+		if off != lastWord {
 			binary.LittleEndian.PutUint32(word[8:], uint32(i))
-			lastWord = wk
+			lastWord = off
 		}
 		binary.LittleEndian.PutUint64(word, binary.LittleEndian.Uint64(word)|1<<(nxx%64))
-		cr := b.codes[k]
-		p := out[entryBase+i*codeEntrySize:]
+		cr := w.codes[k]
+		p := out[l.entry(uint32(i)):]
 		if cr.hasCode {
-			putRow(p, cr.code)
+			remapped(cr.code).put(p)
 		}
 		if cr.split {
 			g++
 			binary.LittleEndian.PutUint32(p[16:], g)
 			for x, t := range cr.thousands {
 				if t.carrier != 0 {
-					putRow(out[thouBase+int(g-1)*thouGroupSize+x*thouEntrySize:], t)
+					remapped(t).put(out[l.thousands(g, uint64(x)):])
 				}
 			}
 		}
@@ -211,25 +232,25 @@ func (b *builder) encodeBlocks(lrnRemap []uint32) []byte {
 	return out
 }
 
-func (b *builder) writeNames(w *fileWriter) error {
-	hdr, frames := encodeNameChunks(b.names)
-	if err := w.align(); err != nil {
+func (w *Writer) writeNames(fw *fileWriter) error {
+	hdr, frames := encodeNameChunks(w.names.list)
+	if err := fw.align(); err != nil {
 		return err
 	}
-	start := w.off
-	if err := w.write(hdr); err != nil {
+	start := fw.off
+	if err := fw.write(hdr); err != nil {
 		return err
 	}
 	for _, f := range frames {
-		if err := w.write(f); err != nil {
+		if err := fw.write(f); err != nil {
 			return err
 		}
 	}
-	sum, err := w.checksum(start, w.off-start)
+	sum, err := fw.checksum(start, fw.off-start)
 	if err != nil {
 		return err
 	}
-	w.dir = append(w.dir, dirEntry{id: secCNAMNames, encoding: encRaw, offset: uint64(start), length: uint64(w.off - start), checksum: sum})
+	fw.dir = append(fw.dir, dirEntry{id: secCNAMNames, encoding: encRaw, offset: uint64(start), length: uint64(fw.off - start), checksum: sum})
 	return nil
 }
 
@@ -249,7 +270,7 @@ type dup struct {
 // writeNumSection writes a per-number section: partitions are hashed and
 // packed in parallel and written in NPA order, so the output does not depend
 // on scheduling.
-func writeNumSection[T any](b *builder, w *fileWriter, id, file string, p *partitioned[T], widths []uint, payload func(T) [maxFields]uint64) error {
+func writeNumSection[T any](ctx context.Context, w *fileWriter, id string, field Fields, p *partitioned[T], widths []uint, payload func(T) [maxFields]uint64, dup dupFunc) error {
 	layout, err := newLayout(widths...)
 	if err != nil {
 		return fmt.Errorf("format: section %s: %w", id, err)
@@ -257,38 +278,129 @@ func writeNumSection[T any](b *builder, w *fileWriter, id, file string, p *parti
 	if err := w.align(); err != nil {
 		return err
 	}
-	start := w.off
-	table := make([]byte, numHeaderSize+partitions*partEntrySize)
+	// The header and partition table, written now as a placeholder and
+	// again once the partitions' offsets are known.
+	sec := numSectionWriter{w: w, id: id, field: field, dup: dup, start: w.off, table: make([]byte, numHeaderSize+partitions*partEntrySize)}
 	for i, wd := range widths {
-		table[8+i] = byte(wd)
+		sec.table[8+i] = byte(wd)
 	}
-	if err := w.write(table); err != nil {
+	if err := w.write(sec.table); err != nil {
 		return err
 	}
 	if err := p.finishSpill(); err != nil {
 		return err
 	}
-	var npas []int
+	parts := buildParts(ctx, p, layout, payload)
+	var firstErr error
+	for i, npa := range parts.npas {
+		r, err := parts.next(ctx, i)
+		if err != nil {
+			return err
+		}
+		// After an error, keep taking the built partitions, so that the
+		// builders finish.
+		if firstErr == nil {
+			firstErr = sec.part(npa, &r)
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return sec.finish()
+}
+
+// numSectionWriter writes one per-number section's partitions and then
+// its header and partition table.
+type numSectionWriter struct {
+	w     *fileWriter
+	id    string
+	field Fields
+	dup   dupFunc
+	start int64  // the section's offset
+	table []byte // header and partition table
+	keys  uint64
+}
+
+// part writes partition npa's hash and records, after reporting its
+// duplicates.
+func (sec *numSectionWriter) part(npa int, r *builtPart) error {
+	if r.err != nil {
+		return fmt.Errorf("format: section %s, NPA %03d: %w", sec.id, npa, r.err)
+	}
+	for _, d := range r.dups {
+		if sec.dup == nil {
+			return fmt.Errorf("format: section %s: %s listed twice", sec.id, nanp.Number(d.tn))
+		}
+		if err := sec.dup(sec.field, d.tn, d.line, d.first); err != nil {
+			return err
+		}
+	}
+	w := sec.w
+	pe := sec.table[numHeaderSize+npa*partEntrySize:]
+	if err := w.align(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(pe, uint64(w.off-sec.start))
+	if err := w.write(r.hash); err != nil {
+		return err
+	}
+	if err := w.align(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(pe[8:], uint64(w.off-sec.start))
+	binary.LittleEndian.PutUint32(pe[16:], uint32(r.n))
+	sec.keys += uint64(r.n)
+	return w.write(r.recs)
+}
+
+// finish writes the header and partition table over the placeholder and
+// adds the section to the directory.
+func (sec *numSectionWriter) finish() error {
+	w := sec.w
+	binary.LittleEndian.PutUint64(sec.table, sec.keys)
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := w.f.WriteAt(sec.table, sec.start); err != nil {
+		return err
+	}
+	sum, err := w.checksum(sec.start, w.off-sec.start)
+	if err != nil {
+		return err
+	}
+	w.dir = append(w.dir, dirEntry{id: sec.id, encoding: encRaw, offset: uint64(sec.start), length: uint64(w.off - sec.start), checksum: sum})
+	return nil
+}
+
+// builtParts delivers a collection's partitions, hashed and packed on
+// every core, in NPA order.
+type builtParts struct {
+	npas    []int            // the partitions with rows, in order
+	results []chan builtPart // one per entry of npas
+	tokens  chan struct{}    // bound the partitions built ahead of the writer
+}
+
+func buildParts[T any](ctx context.Context, p *partitioned[T], layout numLayout, payload func(T) [maxFields]uint64) *builtParts {
+	bp := &builtParts{}
 	for npa := range partitions {
 		if p.has(npa) {
-			npas = append(npas, npa)
+			bp.npas = append(bp.npas, npa)
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	results := make([]chan builtPart, len(npas))
-	for i := range results {
-		results[i] = make(chan builtPart, 1)
+	bp.results = make([]chan builtPart, len(bp.npas))
+	for i := range bp.results {
+		bp.results[i] = make(chan builtPart, 1)
 	}
-	// tokens bound the partitions built ahead of the writer.
-	tokens := make(chan struct{}, workers+1)
+	bp.tokens = make(chan struct{}, workers+1)
 	next := make(chan int)
 	go func() {
 		defer close(next)
-		for i := range npas {
+		for i := range bp.npas {
 			select {
-			case tokens <- struct{}{}:
+			case bp.tokens <- struct{}{}:
 				next <- i
-			case <-b.ctx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
@@ -296,68 +408,23 @@ func writeNumSection[T any](b *builder, w *fileWriter, id, file string, p *parti
 	for range workers {
 		go func() {
 			for i := range next {
-				results[i] <- buildPart(p, npas[i], layout, payload)
+				bp.results[i] <- buildPart(p, bp.npas[i], layout, payload)
 			}
 		}()
 	}
-	var keys uint64
-	var firstErr error
-	for i, npa := range npas {
-		var r builtPart
-		select {
-		case r = <-results[i]:
-		case <-b.ctx.Done():
-			return b.ctx.Err()
-		}
-		<-tokens
-		if firstErr != nil {
-			continue
-		}
-		if r.err != nil {
-			firstErr = fmt.Errorf("format: section %s, NPA %03d: %w", id, npa, r.err)
-			continue
-		}
-		for _, d := range r.dups {
-			if err := b.rowErr(file, d.line, "tn", "%s listed twice (first on line %d)", canonical(d.tn), d.first); err != nil {
-				firstErr = err
-				break
-			}
-		}
-		if firstErr != nil {
-			continue
-		}
-		if firstErr = w.align(); firstErr != nil {
-			continue
-		}
-		pe := table[numHeaderSize+npa*partEntrySize:]
-		binary.LittleEndian.PutUint64(pe, uint64(w.off-start))
-		if firstErr = w.write(r.hash); firstErr != nil {
-			continue
-		}
-		if firstErr = w.align(); firstErr != nil {
-			continue
-		}
-		binary.LittleEndian.PutUint64(pe[8:], uint64(w.off-start))
-		binary.LittleEndian.PutUint32(pe[16:], uint32(r.n))
-		firstErr = w.write(r.recs)
-		keys += uint64(r.n)
+	return bp
+}
+
+// next waits for the i-th partition; every one must be taken in order,
+// until ctx is done.
+func (bp *builtParts) next(ctx context.Context, i int) (builtPart, error) {
+	select {
+	case r := <-bp.results[i]:
+		<-bp.tokens
+		return r, nil
+	case <-ctx.Done():
+		return builtPart{}, ctx.Err()
 	}
-	if firstErr != nil {
-		return firstErr
-	}
-	binary.LittleEndian.PutUint64(table, keys)
-	if err := w.bw.Flush(); err != nil {
-		return err
-	}
-	if _, err := w.f.WriteAt(table, start); err != nil {
-		return err
-	}
-	sum, err := w.checksum(start, w.off-start)
-	if err != nil {
-		return err
-	}
-	w.dir = append(w.dir, dirEntry{id: id, encoding: encRaw, offset: uint64(start), length: uint64(w.off - start), checksum: sum})
-	return nil
 }
 
 func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func(T) [maxFields]uint64) builtPart {

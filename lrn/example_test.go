@@ -11,6 +11,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -23,7 +24,7 @@ func openSample() (*format.DB, string) {
 		log.Fatal(err)
 	}
 	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := format.Build(context.Background(), lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
 		log.Fatal(err)
 	}
 	db, err := format.Open(path)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/benchdata"
 	"github.com/lnpdb/lnpdb/internal/gen"
 	"github.com/lnpdb/lnpdb/internal/nanp"
@@ -62,7 +63,7 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 				return
 			}
 			tmp := path + ".tmp"
-			if _, err := format.Build(context.Background(), os.DirFS(src), tmp, format.BuildOptions{}); err != nil {
+			if _, err := build.Build(context.Background(), os.DirFS(src), tmp, build.Options{}); err != nil {
 				large.err = err
 				return
 			}

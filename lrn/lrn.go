@@ -1,12 +1,11 @@
 package lrn
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
@@ -119,16 +118,10 @@ type Result struct {
 // (11 digits starting with 1) it allocates nothing, with or without
 // enhanced and messaging data.
 func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
-	n, canonical, err := nanp.Parse(number)
-	if err != nil {
-		return Result{}, err // matches ErrInvalidNumber and says why
-	}
 	var rec format.Record
-	if err := db.GetInto(uint64(n), opt.fields(), &rec); err != nil {
-		return Result{}, dbError(err)
-	}
-	if !canonical {
-		number = n.String()
+	number, err = lookup.Get(db, number, opt.fields(), "lrn", &rec)
+	if err != nil {
+		return Result{}, err
 	}
 	if !resolve(&r, &rec, number, opt) {
 		return Result{}, ErrNotFound
@@ -142,7 +135,7 @@ func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 // caller's slice without clearing it first.
 func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
 	b := &rec.Block
-	c := b.Carrier
+	c := rec.CurrentCarrier()
 	var (
 		lrn    string
 		at     int64
@@ -150,7 +143,7 @@ func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
 	)
 	switch p := &rec.Ported; {
 	case p.OK:
-		c, lrn, at, source = p.Carrier, p.LRN, p.ActivatedAt, SourcePorted
+		lrn, at, source = p.LRN, p.ActivatedAt, SourcePorted
 	case b.LRN != "":
 		lrn, at, source = b.LRN, b.ActivatedAt, SourcePooled
 	case b.Assigned:
@@ -183,13 +176,4 @@ func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
 		r.Messaging = messaging.Info{}
 	}
 	return true
-}
-
-// dbError passes ErrClosed through and wraps anything else (a corrupt
-// table) so that errors.Is(err, format.ErrCorrupt) still matches.
-func dbError(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return ErrClosed
-	}
-	return fmt.Errorf("lrn: %w", err)
 }

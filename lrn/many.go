@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
@@ -83,7 +84,7 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		}
 		recs := s.recs[:len(s.tns)]
 		if err := db.GetMany(s.tns, f, recs); err != nil {
-			err = dbError(err)
+			err = lookup.Error("lrn", err)
 			for _, i := range s.idx {
 				out[i] = Answer{Err: err}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
@@ -22,7 +23,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := format.Build(context.Background(), lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
 		log.Fatal(err)
 	}
 	db, err := format.Open(path)

@@ -1,12 +1,11 @@
 package messaging
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root
@@ -123,11 +122,7 @@ func FromRecord(rec *format.Record) Info {
 		}
 		return i
 	}
-	c := rec.Block.Carrier
-	if rec.Ported.OK {
-		c = rec.Ported.Carrier
-	}
-	if c != nil && c.MessagingProvider != "" {
+	if c := rec.CurrentCarrier(); c != nil && c.MessagingProvider != "" {
 		return Info{
 			Provider:    c.MessagingProvider,
 			Enabled:     c.MessagingEnabled,
@@ -147,19 +142,10 @@ func FromRecord(rec *format.Record) Info {
 // Lookup is safe for concurrent use. It allocates only to format the echoed
 // number when the input is not already canonical.
 func Lookup(db *format.DB, number string) (Result, error) {
-	n, canonical, err := nanp.Parse(number)
+	var rec format.Record
+	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldMessaging, "messaging", &rec)
 	if err != nil {
-		return Result{}, err // matches ErrInvalidNumber and says why
-	}
-	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldMessaging)
-	if err != nil {
-		return Result{}, dbError(err)
-	}
-	if !rec.Ported.OK && !rec.Block.Assigned {
-		return Result{}, ErrNotFound
-	}
-	if !canonical {
-		number = n.String()
+		return Result{}, err
 	}
 	i := FromRecord(&rec)
 	return Result{
@@ -171,13 +157,4 @@ func Lookup(db *format.DB, number string) (Result, error) {
 		ReferenceID: i.ReferenceID,
 		Source:      i.Source,
 	}, nil
-}
-
-// dbError passes ErrClosed through and wraps anything else (a corrupt
-// table) so that errors.Is(err, format.ErrCorrupt) still matches.
-func dbError(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return ErrClosed
-	}
-	return fmt.Errorf("messaging: %w", err)
 }

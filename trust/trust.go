@@ -1,14 +1,12 @@
 package trust
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root
@@ -29,13 +27,14 @@ const (
 	LevelLow    = "low"    // below 40
 )
 
-// The spam types a trust record carries; a number without one is SpamNone.
+// The spam types a trust record carries (format.SpamTypes); a number
+// without one is SpamNone.
 const (
-	SpamNone         = "NONE"
-	SpamSpam         = "SPAM"
-	SpamScam         = "SCAM"
-	SpamRobocall     = "ROBOCALL"
-	SpamTelemarketer = "TELEMARKETER"
+	SpamNone         = format.SpamNone
+	SpamSpam         = format.SpamSpam
+	SpamScam         = format.SpamScam
+	SpamRobocall     = format.SpamRobocall
+	SpamTelemarketer = format.SpamTelemarketer
 )
 
 // The reason codes, one per deduction, in the order they are applied.
@@ -118,19 +117,10 @@ type Result struct {
 // Lookup is safe for concurrent use. For a canonical input it allocates
 // only the Reasons list, and only when there is a deduction.
 func Lookup(db *format.DB, number string, opt Options) (Result, error) {
-	n, canonical, err := nanp.Parse(number)
+	var rec format.Record
+	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldTrust, "trust", &rec)
 	if err != nil {
-		return Result{}, err // matches ErrInvalidNumber and says why
-	}
-	rec, err := db.Get(uint64(n), format.FieldPorted|format.FieldTrust)
-	if err != nil {
-		return Result{}, dbError(err)
-	}
-	if !rec.Ported.OK && !rec.Block.Assigned {
-		return Result{}, ErrNotFound
-	}
-	if !canonical {
-		number = n.String()
+		return Result{}, err
 	}
 	now := opt.Now
 	if now.IsZero() {
@@ -172,10 +162,10 @@ func score(rec *format.Record, phone string, now time.Time) Result {
 		deduct(int(min(uint64(r.Complaints)*perComplaint, maxComplaintsCost)), ReasonComplaints)
 	}
 
-	c, activated, week, month := rec.Block.Carrier, int64(0), ReasonPooled7D, ReasonPooled30D
+	c, activated, week, month := rec.CurrentCarrier(), int64(0), ReasonPooled7D, ReasonPooled30D
 	switch {
 	case rec.Ported.OK:
-		c, activated, week, month = rec.Ported.Carrier, rec.Ported.ActivatedAt, ReasonPorted7D, ReasonPorted30D
+		activated, week, month = rec.Ported.ActivatedAt, ReasonPorted7D, ReasonPorted30D
 	case rec.Block.LRN != "":
 		activated = rec.Block.ActivatedAt
 	}
@@ -204,13 +194,4 @@ func score(rec *format.Record, phone string, now time.Time) Result {
 		r.Level = LevelLow
 	}
 	return r
-}
-
-// dbError passes ErrClosed through and wraps anything else (a corrupt
-// table) so that errors.Is(err, format.ErrCorrupt) still matches.
-func dbError(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return ErrClosed
-	}
-	return fmt.Errorf("trust: %w", err)
 }

@@ -12,6 +12,7 @@ import (
 	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 func init() {
@@ -25,7 +26,7 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "us.lnpdb", "output table `file`")
 	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
 	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
-	maxMem := fs.Int64("max-memory-mib", format.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
+	maxMem := fs.Int64("max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
 	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,7 +39,7 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		return fmt.Errorf("source directory %s: not a directory", src)
 	}
-	rep, err := format.Build(ctx, os.DirFS(src), *out, format.BuildOptions{
+	rep, err := build.Build(ctx, os.DirFS(src), *out, build.Options{
 		SkipBadRows:  *skip,
 		PortedFormat: *portedFormat,
 		Progress:     e.stderr,

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 // tablePath returns path, or, when path is empty, the built-in sample built
@@ -21,7 +21,7 @@ func tablePath(ctx context.Context, path string) (_ string, cleanup func(), _ er
 		return "", nil, err
 	}
 	path = filepath.Join(dir, "sample.lnpdb")
-	if _, err := format.Build(ctx, lnpdb.Sample(), path, format.BuildOptions{}); err != nil {
+	if _, err := build.Build(ctx, lnpdb.Sample(), path, build.Options{}); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("building the sample table: %w", err)
 	}

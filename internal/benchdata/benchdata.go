@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/gen"
 	"github.com/lnpdb/lnpdb/internal/memfloor"
 )
@@ -76,7 +77,7 @@ func Get(tb testing.TB, n int) *Table {
 		os.Remove(format.JournalPath(path))
 	}
 	if _, err := os.Stat(path); err != nil {
-		if _, err := format.Build(ctx, os.DirFS(src), path, format.BuildOptions{BuiltAt: time.Unix(1790000000, 0)}); err != nil {
+		if _, err := build.Build(ctx, os.DirFS(src), path, build.Options{BuiltAt: time.Unix(1790000000, 0)}); err != nil {
 			tb.Fatalf("building %d: %v", n, err)
 		}
 	}

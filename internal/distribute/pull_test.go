@@ -3,6 +3,7 @@ package distribute_test
 import (
 	"bytes"
 	"context"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
@@ -35,7 +36,7 @@ const adminKey = "lnp_adminadminadminadminadminadmin"
 func buildTable(t *testing.T, at time.Time) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "t.lnpdb")
-	_, err := format.Build(context.Background(), lnpdb.Sample(), p, format.BuildOptions{BuiltAt: at})
+	_, err := build.Build(context.Background(), lnpdb.Sample(), p, build.Options{BuiltAt: at})
 	require.NoError(t, err)
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)

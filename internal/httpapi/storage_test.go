@@ -18,6 +18,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
@@ -75,7 +76,7 @@ func TestAdminFullDisk(t *testing.T) {
 		}
 	})
 	path := filepath.Join(dir, "us.lnpdb")
-	_, err := format.Build(context.Background(), lnpdb.Sample(), path, format.BuildOptions{BuiltAt: testdb.BuiltAt})
+	_, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{BuiltAt: testdb.BuiltAt})
 	require.NoError(t, err, "the sample table fits in 4 MiB")
 	db, err := format.Open(path)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"github.com/lnpdb/lnpdb/format/build"
 	"io"
 	"net/http"
 	"os"
@@ -100,7 +101,7 @@ func TestAdminTable(t *testing.T) {
 	// A replaced file has another ETag; one that is not a table is not
 	// sent.
 	other := filepath.Join(filepath.Dir(path), "other.lnpdb")
-	_, err = format.Build(context.Background(), lnpdb.Sample(), other, format.BuildOptions{BuiltAt: testdb.BuiltAt.Add(time.Hour)})
+	_, err = build.Build(context.Background(), lnpdb.Sample(), other, build.Options{BuiltAt: testdb.BuiltAt.Add(time.Hour)})
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(other, path))
 	r = s.do(t, http.MethodGet, "/admin/v1/table", "", append(auth, "If-None-Match", etag)...)

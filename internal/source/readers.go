@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
@@ -304,20 +305,10 @@ func parseCNAM(p *rowParser, v *CNAM) (rerr *RowError) {
 	return nil
 }
 
-// Spam types, as trust.csv writes them (in any case; an empty one is
-// SpamNone).
-const (
-	SpamNone         = "NONE"
-	SpamSpam         = "SPAM"
-	SpamScam         = "SCAM"
-	SpamRobocall     = "ROBOCALL"
-	SpamTelemarketer = "TELEMARKETER"
-)
-
 // Trust is a row of trust.csv: complaint data for a number.
 type Trust struct {
 	TN            nanp.Number
-	SpamType      string // one of the Spam… constants
+	SpamType      string // one of format.SpamTypes (trust.csv may write it in any case; "" is NONE)
 	Complaints    uint32
 	FirstReported int64 // Unix seconds, 0 if none
 	LastReported  int64 // Unix seconds, 0 if none; not before FirstReported
@@ -362,18 +353,13 @@ func parseTrust(p *rowParser, v *Trust) (rerr *RowError) {
 	return nil
 }
 
-var spamTypes = [...]struct{ lower, name string }{
-	{"none", SpamNone}, {"spam", SpamSpam}, {"scam", SpamScam},
-	{"robocall", SpamRobocall}, {"telemarketer", SpamTelemarketer},
-}
-
 func spamType(s string) (string, bool) {
-	for _, t := range spamTypes {
-		if equalFold(s, t.lower) {
-			return t.name, true
+	for _, name := range format.SpamTypes {
+		if equalFold(s, name) {
+			return name, true
 		}
 	}
-	return SpamNone, s == ""
+	return format.SpamNone, s == ""
 }
 
 // Update actions.

@@ -164,13 +164,13 @@ func parseBool[T text](s T) (bool, error) {
 	return false, ErrBool
 }
 
-// equalFold reports whether s equals the lower-case ASCII word w in any case.
+// equalFold reports whether s equals the ASCII word w, both in any case.
 func equalFold[T text](s T, w string) bool {
 	if len(s) != len(w) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if lower(s[i]) != w[i] {
+		if lower(s[i]) != lower(w[i]) {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 )
 
 // BuiltAt is the build time recorded in test tables, so that their bytes do
@@ -22,7 +23,7 @@ var BuiltAt = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 func Build(t testing.TB, src fs.FS) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "test.lnpdb")
-	if _, err := format.Build(context.Background(), src, path, format.BuildOptions{BuiltAt: BuiltAt}); err != nil {
+	if _, err := build.Build(context.Background(), src, path, build.Options{BuiltAt: BuiltAt}); err != nil {
 		t.Fatalf("building test table: %v", err)
 	}
 	return path

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/gen"
 )
 
@@ -30,7 +30,7 @@ func TestHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := filepath.Join(dir, "t.lnpdb")
-	if _, err := format.Build(ctx, os.DirFS(src), table, format.BuildOptions{}); err != nil {
+	if _, err := build.Build(ctx, os.DirFS(src), table, build.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := ReadPorted(src)
