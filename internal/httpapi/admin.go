@@ -2,13 +2,11 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -98,17 +96,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, route: "other"}
 	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			a.log.LogAttrs(r.Context(), slog.LevelError, "panic serving admin request",
-				slog.String("path", clip(r.URL.Path)), slog.String("panic", fmt.Sprint(v)),
-				slog.String("stack", string(debug.Stack())))
-			if rec.status == 0 {
-				writeError(rec, errInternal)
-			}
-		}
+		recoverRequest(recover(), a.log, rec, r)
 		if a.access {
 			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("method", clip(r.Method)), slog.String("path", clip(r.URL.Path)),

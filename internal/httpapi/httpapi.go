@@ -267,17 +267,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := recorders.Get().(*recorder)
 	*rec = recorder{ResponseWriter: w, route: "other"}
 	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			h.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
-				slog.String("method", r.Method), slog.String("path", clip(r.URL.Path)),
-				slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
-			if rec.status == 0 {
-				writeError(rec, errInternal)
-			}
-		}
+		recoverRequest(recover(), h.log, rec, r)
 		h.done(rec, r, start)
 		*rec = recorder{}
 		recorders.Put(rec)
@@ -292,6 +282,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.route = rt.path
 	rt.fn(rec, r)
+}
+
+// recoverRequest answers a request whose handler panicked with v (nil: it
+// did not) with 500 INTERNAL_ERROR, unless an answer was begun, and logs
+// the panic with its stack. http.ErrAbortHandler goes on up: it is how a
+// handler asks net/http to drop the connection. Called deferred, with
+// recover()'s value, by the API and admin handlers alike.
+func recoverRequest(v any, log *slog.Logger, w *recorder, r *http.Request) {
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
+		slog.String("method", clip(r.Method)), slog.String("path", clip(r.URL.Path)),
+		slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+	if w.status == 0 {
+		writeError(w, errInternal)
+	}
 }
 
 // done logs and counts a finished request.
