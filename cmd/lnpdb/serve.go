@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -37,287 +38,357 @@ const (
 	logFlushEvery     = 100 * time.Millisecond
 )
 
-func runServe(ctx context.Context, e *env, args []string) error {
+// serveFlags are serve's command line, checked.
+type serveFlags struct {
+	dbPath, addr, keysPath, accountsDSN, metricsAddr string
+	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
+	devKey, accessLog, h2c                           bool
+	limit, compactAt                                 int
+	leaseTTL, watchEvery                             time.Duration
+	dips                                             *dipFlags
+	pull                                             pullFlags
+}
+
+func parseServeFlags(e *env, args []string) (*serveFlags, error) {
+	f := &serveFlags{}
 	fs := newFlags(e, "serve", "")
-	dbPath := fs.String("db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
-	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
-	keysPath := fs.String("keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
-	accountsDSN := fs.String("accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
-	devKey := fs.Bool("dev-key", false, "also accept a development API key generated now and printed once")
-	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
-	limit := fs.Int("rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	accessLog := fs.Bool("access-log", true, "log every request (method, path, status, duration, key id)")
-	adminKeysPath := fs.String("admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
-	compactAt := fs.Int("compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
-	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
-	watchEvery := fs.Duration("watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
-	tlsCert := fs.String("tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
-	tlsKey := fs.String("tls-key", "", "the private key `file` (PEM) of --tls-cert")
-	h2c := fs.Bool("h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
-	cors := fs.String("cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
-	dipOpts := addDipFlags(fs)
-	var pull pullFlags
-	fs.StringVar(&pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
-	fs.DurationVar(&pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
-	fs.StringVar(&pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
+	fs.StringVar(&f.dbPath, "db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	fs.StringVar(&f.keysPath, "keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
+	fs.StringVar(&f.accountsDSN, "accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
+	fs.BoolVar(&f.devKey, "dev-key", false, "also accept a development API key generated now and printed once")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
+	fs.IntVar(&f.limit, "rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&f.accessLog, "access-log", true, "log every request (method, path, status, duration, key id)")
+	fs.StringVar(&f.adminKeysPath, "admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
+	fs.IntVar(&f.compactAt, "compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
+	fs.DurationVar(&f.watchEvery, "watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `file` (PEM) of --tls-cert")
+	fs.BoolVar(&f.h2c, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
+	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
+	f.dips = addDipFlags(fs)
+	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
+	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
+	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	if fs.NArg() != 0 {
+	switch {
+	case fs.NArg() != 0:
 		fs.Usage()
-		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+		return nil, fmt.Errorf("%w: serve takes no arguments", errUsage)
+	case f.limit < 1:
+		return nil, fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	case f.accountsDSN != "" && (f.keysPath != "" || f.devKey):
+		return nil, fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
+	case f.leaseTTL < time.Second:
+		return nil, fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
+	case f.compactAt < 0 || f.watchEvery < 0:
+		return nil, fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
+	case f.dbPath != "" && f.keysPath == "" && !f.devKey && f.accountsDSN == "":
+		// An exposed server without keys is a mistake; the zero-setup
+		// demo (no --db) gets a development key instead.
+		return nil, fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, f.dbPath)
 	}
-	if *limit < 1 {
-		return fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	if err := f.pull.check(f.dbPath); err != nil {
+		return nil, err
 	}
-	if *accountsDSN != "" && (*keysPath != "" || *devKey) {
-		return fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
+	return f, nil
+}
+
+// bills reports whether lookups are billed: with --accounts, and in the
+// zero-flag demo (a demo account in a throw-away store).
+func (f *serveFlags) bills() bool {
+	return f.accountsDSN != "" || (f.dbPath == "" && f.keysPath == "" && !f.devKey)
+}
+
+// serveRun is one run of serve: what it opened, in the order it opened it,
+// so that closing takes it down in reverse.
+type serveRun struct {
+	f       *serveFlags
+	log     *slog.Logger
+	logOut  *httpapi.LogWriter
+	closers []func()
+
+	keys      *serveKeys
+	dev       string // the development or demo key, printed once
+	listeners []net.Listener
+	acc       *billed
+	path      string // the table's file
+	db        *format.DB
+	reg       *prometheus.Registry
+	metrics   *httpapi.Metrics
+	lv        *live.Runner
+	tls       *serveTLS
+	origins   []string // CORS
+	dips      *dips
+	servers   []*http.Server
+}
+
+func (s *serveRun) onClose(fn func()) { s.closers = append(s.closers, fn) }
+
+func (s *serveRun) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
 	}
-	if *leaseTTL < time.Second {
-		return fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
-	}
-	if *compactAt < 0 || *watchEvery < 0 {
-		return fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
-	}
-	if err := pull.check(*dbPath); err != nil {
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	f, err := parseServeFlags(e, args)
+	if err != nil {
 		return err
 	}
+	s := &serveRun{f: f}
+	defer s.close()
+	if err := s.openStores(ctx, e); err != nil {
+		return err
+	}
+	if err := s.startFrontEnds(ctx); err != nil {
+		return err
+	}
+	return s.serve(ctx, e)
+}
+
+// openStores opens the log, the keys, the listeners (first, so that a busy
+// port fails before any work), the accounts store, the table and its live
+// runner.
+func (s *serveRun) openStores(ctx context.Context, e *env) error {
+	f := s.f
 	// Log lines are written in batches: a line per request written on its
 	// own would cost a system call per request. A log output that stops
 	// reading loses lines (counted) instead of stalling requests.
-	logOut := httpapi.NewLogWriter(e.stderr, logFlushEvery)
-	defer logOut.Close()
-	log, err := newServeLog(logOut, *logFormat)
-	if err != nil {
+	s.logOut = httpapi.NewLogWriter(e.stderr, logFlushEvery)
+	s.onClose(func() { s.logOut.Close() })
+	var err error
+	if s.log, err = newServeLog(s.logOut, f.logFormat); err != nil {
 		return err
 	}
-	origins, err := corsOrigins(*cors)
-	if err != nil {
+	if s.tls, err = newServeTLS(f.tlsCert, f.tlsKey, s.log); err != nil {
 		return err
 	}
-	tlsCerts, err := newServeTLS(*tlsCert, *tlsKey, log)
-	if err != nil {
+	if s.origins, err = corsOrigins(f.cors); err != nil {
 		return err
 	}
-
-	// An exposed server without keys is a mistake; the zero-setup demo
-	// (no --db) gets a development key instead.
-	if *dbPath != "" && *keysPath == "" && !*devKey && *accountsDSN == "" {
-		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, *dbPath)
-	}
-	var (
-		dev     string
-		devHash *auth.Key
-	)
-	// No flags at all: a demo account that bills, in a throw-away store.
-	bill := *accountsDSN != "" || (*dbPath == "" && *keysPath == "" && !*devKey)
-	if !bill && (*devKey || *keysPath == "") {
-		dev = auth.NewKey()
-		h := auth.HashKey(dev)
+	var devHash *auth.Key
+	if !f.bills() && (f.devKey || f.keysPath == "") {
+		s.dev = auth.NewKey()
+		h := auth.HashKey(s.dev)
 		devHash = &h
 	}
-	keys, err := loadServeKeys(*keysPath, *adminKeysPath, devHash)
-	if err != nil {
+	if s.keys, err = loadServeKeys(f.keysPath, f.adminKeysPath, devHash); err != nil {
 		return err
 	}
-
-	// Listen first: a busy port fails before any work is done.
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("--addr: %w", err)
-	}
-	listeners := []net.Listener{ln}
-	defer ln.Close()
-	if *metricsAddr != "" {
-		mln, err := net.Listen("tcp", *metricsAddr)
-		if err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
+	for _, a := range []struct{ flag, addr string }{{"--addr", f.addr}, {"--metrics-addr", f.metricsAddr}} {
+		if a.addr == "" {
+			continue
 		}
-		defer mln.Close()
-		listeners = append(listeners, mln)
+		ln, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.flag, err)
+		}
+		s.onClose(func() { ln.Close() })
+		s.listeners = append(s.listeners, ln)
 	}
-
-	var acc *billed
-	if bill {
-		b, demoKey, cleanup, err := openBilling(ctx, *accountsDSN, *leaseTTL, log)
+	if f.bills() {
+		b, demoKey, cleanup, err := openBilling(ctx, f.accountsDSN, f.leaseTTL, s.log)
 		if err != nil {
 			return err
 		}
-		defer cleanup()
-		acc, dev = b, demoKey
-		defer func() {
+		s.onClose(cleanup)
+		s.acc, s.dev = b, demoKey
+		s.onClose(func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 			defer cancel()
 			if err := b.close(cctx); err != nil {
-				log.Error("returning leases of credit", "error", err)
+				s.log.Error("returning leases of credit", "error", err)
 			}
-		}()
+		})
 	}
-
-	path, cleanup, err := tablePath(ctx, *dbPath)
+	path, cleanup, err := tablePath(ctx, f.dbPath)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	s.onClose(cleanup)
+	s.path = path
+	if err := f.pull.fetchMissing(ctx, path, s.log); err != nil {
+		return err
+	}
 	// Every byte is checked before the first lookup, and every
 	// replacement before it is swapped in: a damaged file is refused,
 	// never served.
-	if err := pull.fetchMissing(ctx, path, log); err != nil {
-		return err
-	}
 	opened := time.Now()
-	db, err := format.Open(path, format.WithVerify())
-	if err != nil {
+	if s.db, err = format.Open(path, format.WithVerify()); err != nil {
 		return err
 	}
-	defer db.Close()
-	logRecovery(log, db, time.Since(opened))
+	s.onClose(func() { s.db.Close() })
+	logRecovery(s.log, s.db, time.Since(opened))
 
-	reg := httpapi.NewRegistry()
-	metrics, err := httpapi.NewMetrics(reg)
-	if err != nil {
+	s.reg = httpapi.NewRegistry()
+	if s.metrics, err = httpapi.NewMetrics(s.reg); err != nil {
 		return err
 	}
-	// SIP, ENUM and pdb front ends (flags --sip, --dns, --pdb).
-	dipSrv, err := startDips(dipOpts, db, reg, log)
-	if err != nil {
-		return err
-	}
-	if err := metrics.RegisterLogWriter(logOut); err != nil {
+	if err := s.metrics.RegisterLogWriter(s.logOut); err != nil {
 		return err
 	}
 	// Live data: reloads on file replacement and SIGHUP, updates through
 	// the admin API, compaction in the background; stopped and awaited
 	// before the table closes.
-	lv, err := live.Start(live.Config{DB: db, Logger: log, CompactAt: *compactAt, Watch: *watchEvery, Registerer: reg})
-	if err != nil {
+	if s.lv, err = live.Start(live.Config{DB: s.db, Logger: s.log, CompactAt: f.compactAt, Watch: f.watchEvery, Registerer: s.reg}); err != nil {
 		return err
 	}
-	defer lv.Stop()
-	if err := pull.start(lv, reg, log); err != nil {
+	s.onClose(s.lv.Stop)
+	if err := f.pull.start(s.lv, s.reg, s.log); err != nil {
 		return err
 	}
-	defer pull.stop() // before lv.Stop
+	s.onClose(f.pull.stop) // before lv.Stop
+	return nil
+}
+
+// startFrontEnds starts SIP, ENUM and pdb, builds the HTTP handlers and
+// servers, and reloads table, keys and certificates on SIGHUP.
+func (s *serveRun) startFrontEnds(ctx context.Context) error {
+	f := s.f
+	var err error
+	if s.dips, err = startDips(f.dips, s.db, s.reg, s.log); err != nil {
+		return err
+	}
 	cfg := httpapi.Config{
-		Tables:       httpapi.NewTable(db),
-		DefaultLimit: *limit,
-		Logger:       log,
-		AccessLog:    *accessLog,
-		Metrics:      metrics,
-		ServeMetrics: *metricsAddr == "",
-		Live:         lv.Status,
-		Pull:         pull.status(),
+		Tables:       httpapi.NewTable(s.db),
+		DefaultLimit: f.limit,
+		Logger:       s.log,
+		AccessLog:    f.accessLog,
+		Metrics:      s.metrics,
+		ServeMetrics: f.metricsAddr == "",
+		Live:         s.lv.Status,
+		Pull:         f.pull.status(),
 	}
-	if acc != nil {
-		cfg.Keys, cfg.Accounts = acc, acc
+	if s.acc != nil {
+		cfg.Keys, cfg.Accounts = s.acc, s.acc
 	} else {
-		cfg.Keys = keys.lookup
+		cfg.Keys = s.keys.lookup
 	}
 	h, err := httpapi.New(cfg)
 	if err != nil {
 		return err
 	}
+	root, err := s.withAdmin(h)
+	if err != nil {
+		return err
+	}
+	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: s.origins}); err != nil {
+		return err
+	}
+	s.servers = []*http.Server{newServer(root, s.log)}
+	s.tls.configure(s.servers[0], f.h2c)
+	if f.metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.metrics.Handler())
+		s.servers = append(s.servers, newServer(mux, s.log))
+	}
 
-	liveCtx, stopLive := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLive()
+	hupCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.onClose(stop)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	s.onClose(func() { signal.Stop(hup) })
 	go func() {
 		for {
 			select {
-			case <-liveCtx.Done():
+			case <-hupCtx.Done():
 				return
 			case <-hup:
-				_ = lv.Reload("SIGHUP") // logged
-				keys.reload(log, "SIGHUP")
-				tlsCerts.reload()
+				_ = s.lv.Reload("SIGHUP") // logged
+				s.keys.reload(s.log, "SIGHUP")
+				s.tls.reload()
 			}
 		}
 	}()
-	var root http.Handler = h
-	if keys.admin != nil {
-		admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
-			Tables:    httpapi.NewTable(db),
-			Keys:      keys.admin,
-			Live:      lv,
-			Logger:    log,
-			AccessLog: *accessLog,
-		})
-		if err != nil {
-			return err
-		}
-		var accountsAdmin http.Handler = admin
-		if acc != nil {
-			if accountsAdmin, err = acc.admin(keys.admin, log); err != nil {
-				return err
-			}
-		}
-		root = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if isAccountsAdmin(r.URL.Path) {
-				accountsAdmin.ServeHTTP(w, r)
-				return
-			}
-			if strings.HasPrefix(r.URL.Path, "/admin/") {
-				admin.ServeHTTP(w, r)
-				return
-			}
-			h.ServeHTTP(w, r)
-		})
-	}
+	return nil
+}
 
-	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: origins}); err != nil {
-		return err
+// withAdmin puts the admin API (and, with accounts, the accounts admin
+// API) in front of h when there are admin keys.
+func (s *serveRun) withAdmin(h http.Handler) (http.Handler, error) {
+	if s.keys.admin == nil {
+		return h, nil
 	}
-	servers := []*http.Server{newServer(root, log)}
-	tlsCerts.configure(servers[0], *h2c)
-	if *metricsAddr != "" {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics.Handler())
-		servers = append(servers, newServer(mux, log))
+	admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
+		Tables:    httpapi.NewTable(s.db),
+		Keys:      s.keys.admin,
+		Live:      s.lv,
+		Logger:    s.log,
+		AccessLog: s.f.accessLog,
+	})
+	if err != nil {
+		return nil, err
 	}
+	var accountsAdmin http.Handler = admin
+	if s.acc != nil {
+		if accountsAdmin, err = s.acc.admin(s.keys.admin, s.log); err != nil {
+			return nil, err
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isAccountsAdmin(r.URL.Path) {
+			accountsAdmin.ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/admin/") {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), nil
+}
 
+// serve says where it serves, serves until ctx ends or a listener fails,
+// and shuts the servers down gracefully.
+func (s *serveRun) serve(ctx context.Context, e *env) error {
+	f, ln := s.f, s.listeners[0]
 	base := "http://" + ln.Addr().String()
-	if tlsCerts != nil {
+	if s.tls != nil {
 		base = "https://" + ln.Addr().String()
 	}
-	info := db.Info()
-	log.Info("serving", "addr", base, "table", path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", db.PendingUpdates(), "keys", keys.lookupCount(), "accounts", acc != nil,
-		"admin_api", keys.admin != nil, "compact_at", *compactAt)
-	if len(servers) > 1 {
-		log.Info("serving metrics", "addr", "http://"+listeners[1].Addr().String()+"/metrics")
+	info := s.db.Info()
+	s.log.Info("serving", "addr", base, "table", s.path, "version", info.Version,
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", s.db.PendingUpdates(), "keys", s.keys.lookupCount(), "accounts", s.acc != nil,
+		"admin_api", s.keys.admin != nil, "compact_at", f.compactAt)
+	if len(s.servers) > 1 {
+		s.log.Info("serving metrics", "addr", "http://"+s.listeners[1].Addr().String()+"/metrics")
 	}
-	printBanner(e.stdout, base, dev, *dbPath == "")
-	if acc != nil && *accountsDSN == "" {
-		printDemo(e.stdout, base, dev)
+	printBanner(e.stdout, base, s.dev, f.dbPath == "")
+	if s.acc != nil && f.accountsDSN == "" {
+		printDemo(e.stdout, base, s.dev)
 	}
 
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
+	errc := make(chan error, len(s.servers))
+	for i, srv := range s.servers {
 		go func() {
-			if i == 0 && tlsCerts != nil {
-				errc <- srv.ServeTLS(listeners[i], "", "")
+			if i == 0 && s.tls != nil {
+				errc <- srv.ServeTLS(s.listeners[i], "", "")
 				return
 			}
-			errc <- srv.Serve(listeners[i])
+			errc <- srv.Serve(s.listeners[i])
 		}()
 	}
+	var err error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		s.log.Info("shutting down")
 	case err = <-errc: // a listener failed
-	case err = <-dipSrv.errc:
+	case err = <-s.dips.errc:
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	for _, srv := range servers {
+	for _, srv := range s.servers {
 		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
 			err = serr
 		}
 	}
-	if derr := dipSrv.stop(sctx); derr != nil && err == nil {
+	if derr := s.dips.stop(sctx); derr != nil && err == nil {
 		err = derr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
