@@ -3,29 +3,12 @@ package billing
 import (
 	"context"
 	"errors"
+	"github.com/lnpdb/lnpdb/internal/testclock"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// clock is a settable clock for engines.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // countingStore counts the Store's lease syncs.
 type countingStore struct {
@@ -38,7 +21,7 @@ func (s *countingStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 	return s.Store.Sync(ctx, now, ttl, reqs)
 }
 
-func newEngine(t *testing.T, s Store, c *clock, credit Micros) *Engine {
+func newEngine(t *testing.T, s Store, c *testclock.Clock, credit Micros) *Engine {
 	t.Helper()
 	e, err := NewEngine(context.Background(), EngineConfig{Store: s, Now: c.Now, LeaseCredit: credit, SyncEvery: time.Hour, LeaseTTL: 24 * time.Hour, KeysEvery: time.Hour})
 	if err != nil {
@@ -65,7 +48,7 @@ func TestFreeTierPerAccountPerMonth(t *testing.T) {
 		a := mustAccount(t, s, 0)
 		b := mustAccount(t, s, 0)
 		ka1, ka2, kb := addKey(t, s, a.ID, "a1"), addKey(t, s, a.ID, "a2"), addKey(t, s, b.ID, "b")
-		c := &clock{t: time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)}
+		c := testclock.New(time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC))
 		// Two engines on one store stand for two processes.
 		e1, e2 := newEngine(t, s, c, 10_000), newEngine(t, s, c, 10_000)
 		charge := func(e *Engine, k [32]byte, kind Kind) error { return e.Charge(ctx, k, kind, false) }
@@ -142,7 +125,7 @@ func TestChargeFromLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := addKey(t, s, a.ID, "k")
-		c := &clock{t: t0}
+		c := testclock.New(t0)
 		e := newEngine(t, cs, c, 100_000)
 		before := cs.syncs.Load()
 		const n = 300
@@ -184,7 +167,7 @@ func TestChargeRace(t *testing.T) {
 		ctx := context.Background()
 		a := mustAccount(t, s, 50_000) // 50 lookups + 10 free
 		k := addKey(t, s, a.ID, "k")
-		e := newEngine(t, s, &clock{t: t0}, 7_000)
+		e := newEngine(t, s, testclock.New(t0), 7_000)
 		var paid atomic.Int64
 		var wg sync.WaitGroup
 		for range 8 {
@@ -222,7 +205,7 @@ func TestSuspendedAndRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	addKey(t, s, a.ID, "two")
-	e := newEngine(t, s, &clock{t: t0}, 1000)
+	e := newEngine(t, s, testclock.New(t0), 1000)
 	if _, ok := e.Authenticate("one"); !ok {
 		t.Fatal("key one refused")
 	}
@@ -251,7 +234,7 @@ func TestChargeAllocs(t *testing.T) {
 	s := newBolt(t)
 	a := mustAccount(t, s, 100*MicrosPerDollar)
 	k := addKey(t, s, a.ID, "k")
-	e := newEngine(t, s, &clock{t: t0}, 100*MicrosPerDollar)
+	e := newEngine(t, s, testclock.New(t0), 100*MicrosPerDollar)
 	ctx := context.Background()
 	for range FreeTier + 1 {
 		_ = e.Charge(ctx, k, KindLRNEnhanced, true)

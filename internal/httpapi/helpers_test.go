@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/testclock"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -27,24 +28,6 @@ import (
 // testNow is the trust lookups' "now" in tests.
 var testNow = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
-// clock is a settable clock for the rate limiter.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // testKey is the API key of the test servers; limitedKey has a limit of 3.
 const (
 	testKey    = "lnp_testkeytestkeytestkeytestkeyte"
@@ -60,7 +43,7 @@ func testKeys() *auth.KeySet {
 type server struct {
 	*httptest.Server
 	h     *Handler
-	clock *clock
+	clock *testclock.Clock
 	logs  *bytes.Buffer
 }
 
@@ -69,7 +52,7 @@ type option func(*Config)
 // newServer starts the real handler on the sample table over real HTTP.
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logs := new(bytes.Buffer)
 	m, err := NewMetrics(nil)
 	require.NoError(t, err)

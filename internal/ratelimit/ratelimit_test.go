@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"github.com/lnpdb/lnpdb/internal/testclock"
 	"strconv"
 	"sync"
 	"testing"
@@ -52,7 +53,7 @@ func TestMemoryLimiterConcurrent(t *testing.T) {
 }
 
 func TestMemoryLimiterSweeps(t *testing.T) {
-	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	c := testclock.New(time.Unix(1_800_000_000, 0))
 	l := NewMemoryLimiter(time.Second, c.Now)
 	for i := range limiterShards * sweepAt * 2 {
 		_, _ = l.Allow(context.Background(), strconv.Itoa(i), 1)
@@ -72,22 +73,4 @@ func TestCeilSeconds(t *testing.T) {
 	for d, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, time.Second + 1: 2, time.Minute: 60} {
 		assert.Equal(t, want, CeilSeconds(d), d)
 	}
-}
-
-// clock is a settable clock for the limiter.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
