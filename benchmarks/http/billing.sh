@@ -137,14 +137,18 @@ field() {
 		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
+# worst TARGET NAME: the largest NAME over the rounds. A p99 target is met
+# only when every round meets it; a median at the line is inside the noise.
+worst() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g | tail -1; }
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
-# verdict RPS OFF_RPS FRACTION P99: the throughput target, then the p99 one
-# (a p99 missed with billing off too says the machine was busy).
+# verdict RPS OFF_RPS FRACTION P99 WORST_P99: the throughput target (on the
+# medians), then the p99 one (every round; a p99 missed with billing off
+# too says the machine was busy).
 verdict() {
-	awk -v a="$1" -v b="$2" -v f="$3" -v p="$4" -v q="$(field off p99_us)" 'BEGIN {
+	awk -v a="$1" -v b="$2" -v f="$3" -v p="$4" -v w="$5" -v q="$(field off p99_us)" 'BEGIN {
 		printf "%s; p99 %s", (a >= f * b) ? "met" : "missed",
-			(p <= 10000) ? "met" : (q > 10000 ? "missed, as with billing off: the machine was busy" : "missed") }'
+			(w <= 10000) ? "met" : (p <= 10000 ? sprintf("not shown (median under 10 ms, a round at %.2f ms)", w / 1000) : (q > 10000 ? "missed, as with billing off: the machine was busy" : "missed")) }'
 }
 
 off_rps=$(field off rps)
@@ -171,11 +175,11 @@ mkdir -p "$(dirname "$results")"
 	echo "| billing | requests/s | vs off | p50 | p99 | non-2xx | target |"
 	echo "|---|---:|---:|---:|---:|---:|---|"
 	for t in "${targets[@]}"; do
-		rps=$(field "$t" rps) p50=$(field "$t" p50_us) p99=$(field "$t" p99_us)
+		rps=$(field "$t" rps) p50=$(field "$t" p50_us) p99=$(field "$t" p99_us) w99=$(worst "$t" p99_us)
 		case $t in
-		off) goal="p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0 "$p99" | sed 's/^met; //')" ;;
-		bolt) goal="≥ 80 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.8 "$p99")" ;;
-		postgres) goal="≥ 70 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.7 "$p99")" ;;
+		off) goal="p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0 "$p99" "$w99" | sed 's/^met; //')" ;;
+		bolt) goal="≥ 80 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.8 "$p99" "$w99")" ;;
+		postgres) goal="≥ 70 % of off, p99 ≤ 10 ms: $(verdict "$rps" "$off_rps" 0.7 "$p99" "$w99")" ;;
 		esac
 		printf '| %s | %.0f | %s | %s | %s | %d | %s |\n' "$t" "$rps" "$(pct "$rps" "$off_rps")" "$(ms "$p50")" "$(ms "$p99")" "$(total "$t" non2xx)" "$goal"
 	done

@@ -159,6 +159,10 @@ field() {
 	grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+# worst TARGET NAME prints the largest NAME over the rounds of TARGET: a
+# latency target is met only when every round meets it, not the median
+# alone (a median at the line is inside the run-to-run noise).
+worst() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g | tail -1; }
 # total TARGET NAME prints the sum of NAME over the rounds of TARGET.
 total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
 
@@ -176,8 +180,9 @@ many_ns=$(cd "$repo" && go test ./lrn -run '^$' -bench 'LargeBatch/LookupMany/en
 rest_rps=$(field rest rps)
 rest_p99=$(field rest p99_us)
 verdict_rps=$(awk -v a="$rest_rps" -v b="$bare_rps" 'BEGIN { print (a >= 0.5 * b) ? "met" : "missed" }')
-verdict_p99=$(awk -v u="$rest_p99" -v b="$bare_p99" 'BEGIN {
-	if (u <= 10000) print "met"
+verdict_p99=$(awk -v u="$rest_p99" -v w="$(worst rest p99_us)" -v b="$bare_p99" 'BEGIN {
+	if (w <= 10000) print "met"
+	else if (u <= 10000) printf "not shown: the median is under 10 ms, a round reached %.2f ms (inside the noise)", w / 1000
 	else if (b > 10000) printf "missed, as by the bare handler (p99 %.2f ms): the machine was busy, run again when it is quiet", b / 1000
 	else print "missed" }')
 
