@@ -1,6 +1,6 @@
 // Package testredis starts a real Redis server for tests: Debian's
 // redis-server (package redis-server) on a free loopback port and a
-// temporary directory, with persistence off (--save ” --appendonly no), one
+// temporary directory, with persistence off (no snapshots, no append-only file), one
 // server per call, stopped when the test ends. A test can stop the server
 // and start it again on the same port, to see what its client does while
 // Redis is away. When the binary is absent, [Start] skips the test and names
