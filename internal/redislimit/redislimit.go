@@ -147,13 +147,28 @@ return {1, c + n, ttl}
 
 var quietRedis sync.Once
 
+// CheckURL reports whether rawURL is a Redis URL that New accepts; the
+// error does not carry the password.
+func CheckURL(rawURL string) error {
+	_, err := parseURL(rawURL)
+	return err
+}
+
+func parseURL(rawURL string) (*redis.Options, error) {
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redislimit: %s: %w", redact(rawURL), err)
+	}
+	return opts, nil
+}
+
 // New connects to cfg.URL and returns its Limiter. A URL that does not
 // parse is an error; a Redis that does not answer is not: the Limiter
 // starts down, deciding locally, and probes until Redis answers.
 func New(cfg Config) (*Limiter, error) {
-	opts, err := redis.ParseURL(cfg.URL)
+	opts, err := parseURL(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("redislimit: %s: %w", redact(cfg.URL), err)
+		return nil, err
 	}
 	l := &Limiter{
 		prefix:     cfg.Prefix,
