@@ -6,18 +6,19 @@
 #
 # It builds lnpdb, generates a table, starts redis-server (Debian's package
 # redis-server) on a loopback port and a temporary directory without
-# persistence, and two lnpdb serve processes on the table with one keys
-# file: "memory" (the default in-process limiter) and "redis" (--redis: one
-# Lua script in Redis per request). The key's rate limit cannot be reached,
-# so every request is counted and allowed. wrk loads each with the same
-# settings, in turns, with post.lua's REST enhanced LRN lookups; every
-# figure is the median of ROUNDS rounds, each round running both targets
-# back to back.
+# persistence, and three lnpdb serve processes on the table with one keys
+# file: "memory" (the default in-process limiter), "redis" (--redis: one
+# Lua script in Redis per request, the requests in flight pipelined) and
+# "redis-unpipelined" (--redis-pipeline=false: a connection per decision).
+# The key's rate limit cannot be reached, so every request is counted and
+# allowed. wrk loads each with the same settings, in turns, with post.lua's
+# REST enhanced LRN lookups; every figure is the median of ROUNDS rounds,
+# each round running the targets back to back.
 #
 # Settings, from the environment:
 #   PORTED=100000      ported numbers in the generated table
 #   THREADS=1 CONNS=32 DURATION=10s ROUNDS=3 WARMUP=2s
-#   PORT=18280 (memory), +1 (redis), +2 (Redis itself)
+#   PORT=18280 (memory), +1 (redis), +2 (Redis itself), +3 (redis-unpipelined)
 #   TMPBASE=/tmp KEEP=1 RESULTS=FILE COMMIT=…
 set -euo pipefail
 
@@ -73,11 +74,14 @@ pids+=($!)
 redis_url="redis://127.0.0.1:$((PORT + 2))/0"
 
 key=$("$tmp/lnpdb" key new --keys "$tmp/keys" --rpm 2000000000 2>/dev/null)
-targets=(memory redis)
-port() { case $1 in memory) echo "$PORT" ;; redis) echo $((PORT + 1)) ;; esac; }
+targets=(memory redis redis-unpipelined)
+port() { case $1 in memory) echo "$PORT" ;; redis) echo $((PORT + 1)) ;; redis-unpipelined) echo $((PORT + 3)) ;; esac; }
 for t in "${targets[@]}"; do
-	args=()
-	[[ $t == redis ]] && args=(--redis "$redis_url")
+	case $t in
+	memory) args=() ;;
+	redis) args=(--redis "$redis_url") ;;
+	redis-unpipelined) args=(--redis "$redis_url" --redis-pipeline=false) ;;
+	esac
 	"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --keys "$tmp/keys" "${args[@]}" --addr "127.0.0.1:$(port "$t")" \
 		--log-format json >"$tmp/serve.$t.out" 2>"$tmp/serve.$t.log" &
 	pids+=($!)
@@ -89,7 +93,9 @@ for t in "${targets[@]}"; do
 	done
 	curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" >/dev/null || die "serve ($t) did not start: $(cat "$tmp/serve.$t.log")"
 done
-curl -fs "http://127.0.0.1:$(port redis)/api/v1/status" | grep -q '"ok":true' || die "serve (redis) does not reach Redis: $(cat "$tmp/serve.redis.log")"
+for t in redis redis-unpipelined; do
+	curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" | grep -q '"ok":true' || die "serve ($t) does not reach Redis: $(cat "$tmp/serve.$t.log")"
+done
 
 load() {
 	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "http://127.0.0.1:$(port "$1")/api/v1/lrn" \
@@ -117,20 +123,20 @@ total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
 mem_rps=$(field memory rps)
-fallbacks=$(curl -fs "http://127.0.0.1:$(port redis)/metrics" | awk '$1 == "lnpdb_ratelimit_redis_fallback_total" { print $2 }')
+fallbacks() { curl -fs "http://127.0.0.1:$(port "$1")/metrics" | awk '$1 == "lnpdb_ratelimit_redis_fallback_total" { print $2 }'; }
 
 mkdir -p "$(dirname "$results")"
 {
 	echo "# HTTP under load: the rate limit in memory and in Redis"
 	echo
 	echo "Written by \`benchmarks/http/redis.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
-	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, both servers,"
+	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the three servers,"
 	echo "Redis and whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
 	echo
 	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked"
 	echo "- wrk: \`-t$THREADS -c$CONNS -d$DURATION --latency\`, loopback, REST \`/api/v1/lrn\` with \`include_enhanced_lrn\`, one key; median of $ROUNDS rounds"
-	echo "- servers: \`lnpdb serve --keys\` with access log and metrics on; memory: the in-process limiter; redis: \`--redis\` ($(redis-server --version | awk '{print $3}' | sed 's/v=//') on loopback, no persistence), one script per request"
-	echo "- decisions the redis server took locally (Redis unreachable or slower than --redis-timeout): ${fallbacks:-?}"
+	echo "- servers: \`lnpdb serve --keys\` with access log and metrics on; memory: the in-process limiter; redis: \`--redis\` ($(redis-server --version | awk '{print $3}' | sed 's/v=//') on loopback, no persistence), one script per request, pipelined; redis-unpipelined: \`--redis-pipeline=false\`"
+	echo "- decisions taken locally (Redis unreachable or slower than --redis-timeout, 100 ms): redis $(fallbacks redis), redis-unpipelined $(fallbacks redis-unpipelined)"
 	echo
 	echo "| limiter | requests/s | vs memory | p50 | p99 | non-2xx |"
 	echo "|---|---:|---:|---:|---:|---:|"

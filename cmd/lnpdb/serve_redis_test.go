@@ -112,7 +112,7 @@ func TestServeProcessesShareOneRateLimit(t *testing.T) {
 	key := strings.TrimSpace(mustRun(t, "key", "new", "--keys", keys, "--rpm", "100"))
 	const limit, prefix = 100, "lnpdbtest:"
 
-	args := []string{"--db", table, "--keys", keys, "--redis", srv.URL(), "--redis-prefix", prefix, "--redis-timeout", "100ms"}
+	args := []string{"--db", table, "--keys", keys, "--redis", srv.URL(), "--redis-prefix", prefix, "--redis-timeout", "2s"}
 	nodes := []*serveProcess{startServeProcess(t, args...), startServeProcess(t, args...), startServeProcess(t, args...)}
 	for _, p := range nodes {
 		assert.Equal(t, true, redisStatus(t, p)["ok"])

@@ -21,9 +21,27 @@ import (
 	"github.com/lnpdb/lnpdb/internal/testredis"
 )
 
+// bothModes runs test with decisions pipelined and not.
+func bothModes(t *testing.T, test func(*testing.T, bool)) {
+	t.Run("pipelined", func(t *testing.T) { test(t, true) })
+	t.Run("unpipelined", func(t *testing.T) { test(t, false) })
+}
+
+// mode sets Config.NoPipeline for pipeline.
+func mode(pipeline bool, then func(*Config)) func(*Config) {
+	return func(c *Config) {
+		c.NoPipeline = !pipeline
+		if then != nil {
+			then(c)
+		}
+	}
+}
+
 func newLimiter(t testing.TB, url string, mod func(*Config)) *Limiter {
 	t.Helper()
-	cfg := Config{URL: url, Window: time.Minute, ProbeEvery: 20 * time.Millisecond}
+	// A generous timeout: a busy test machine must not look like a Redis
+	// outage (a killed Redis fails at once; TestRedisHangs sets its own).
+	cfg := Config{URL: url, Window: time.Minute, ProbeEvery: 20 * time.Millisecond, Timeout: 2 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -91,9 +109,11 @@ func TestWindow(t *testing.T) {
 
 // TestConcurrent: many goroutines on one key never get more than the
 // limit, and with single lookups exactly the limit.
-func TestConcurrent(t *testing.T) {
+func TestConcurrent(t *testing.T) { bothModes(t, testConcurrent) }
+
+func testConcurrent(t *testing.T, pipeline bool) {
 	srv := testredis.Start(t)
-	l := newLimiter(t, srv.URL(), nil)
+	l := newLimiter(t, srv.URL(), mode(pipeline, nil))
 	const workers, each, limit = 16, 150, 1000
 	var single, sized atomic.Int64
 	var wg sync.WaitGroup
@@ -120,11 +140,13 @@ func TestConcurrent(t *testing.T) {
 
 // TestTwoNodesShareOneBudget: two limiters (two nodes) on one Redis share a
 // key's budget; another prefix is another budget.
-func TestTwoNodesShareOneBudget(t *testing.T) {
+func TestTwoNodesShareOneBudget(t *testing.T) { bothModes(t, testTwoNodesShareOneBudget) }
+
+func testTwoNodesShareOneBudget(t *testing.T, pipeline bool) {
 	srv := testredis.Start(t)
-	a := newLimiter(t, srv.URL(), nil)
-	b := newLimiter(t, srv.URL(), nil)
-	other := newLimiter(t, srv.URL(), func(c *Config) { c.Prefix = "other:" })
+	a := newLimiter(t, srv.URL(), mode(pipeline, nil))
+	b := newLimiter(t, srv.URL(), mode(pipeline, nil))
+	other := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) { c.Prefix = "other:" }))
 	allowed := 0
 	for i := range 300 {
 		l := a
@@ -165,15 +187,17 @@ func (c *logCounter) count(s string) int {
 // every request keeps its answer (no error, none stuck), the nodes fall
 // back to local limits (health and metrics say so, one log line each), and
 // once Redis is back they share the count again, without a restart.
-func TestRedisStoppedMidRun(t *testing.T) {
+func TestRedisStoppedMidRun(t *testing.T) { bothModes(t, testRedisStoppedMidRun) }
+
+func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	srv := testredis.Start(t)
 	logs := new(logCounter)
 	reg := prometheus.NewRegistry()
-	a := newLimiter(t, srv.URL(), func(c *Config) {
+	a := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		c.Registerer = reg
-	})
-	b := newLimiter(t, srv.URL(), nil)
+	}))
+	b := newLimiter(t, srv.URL(), mode(pipeline, nil))
 
 	var stop atomic.Bool
 	var decided, failed atomic.Int64
@@ -264,10 +288,57 @@ func TestRedisStoppedMidRun(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	assert.Zero(t, failed.Load(), "every request got a decision")
-	assert.Less(t, time.Duration(slowest.Load()), 2*time.Second, "no request waited on the dead Redis")
+	assert.Less(t, time.Duration(slowest.Load()), 2*time.Second, "no request waited for the timeout on the dead Redis")
 	assert.Equal(t, 1, logs.count("unreachable"), "one line when it went down")
 	assert.Equal(t, 1, logs.count("back"), "one when it came back")
 	assert.Equal(t, 2, logs.count("\n"), "and no other line")
+}
+
+// TestRedisHangs: a Redis that stops answering (SIGSTOP) without closing
+// its connections costs a decision at most the timeout; the node then
+// decides locally without waiting, and shares the count again once Redis
+// goes on.
+func TestRedisHangs(t *testing.T) { bothModes(t, testRedisHangs) }
+
+func testRedisHangs(t *testing.T, pipeline bool) {
+	srv := testredis.Start(t)
+	const timeout = 50 * time.Millisecond
+	l := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) { c.Timeout = timeout }))
+	ctx := context.Background()
+	d, err := l.AllowN(ctx, "k", 100, 1)
+	require.NoError(t, err)
+	require.Equal(t, 99, d.Remaining)
+	require.True(t, l.Status().OK)
+
+	srv.Pause()
+	defer srv.Resume()
+	var slowest time.Duration
+	for range 200 {
+		start := time.Now()
+		_, err := l.AllowN(ctx, "k", 100, 1)
+		require.NoError(t, err)
+		slowest = max(slowest, time.Since(start))
+	}
+	st := l.Status()
+	assert.False(t, st.OK)
+	assert.Contains(t, st.LastError, "timeout")
+	assert.GreaterOrEqual(t, st.Fallbacks, uint64(199))
+	// The first decision waits for the timeout (a busy machine adds to it);
+	// the go-redis default would have been 3 retries of 5 s.
+	assert.Less(t, slowest, time.Second)
+
+	srv.Resume()
+	deadline := time.Now().Add(10 * time.Second)
+	for !l.Status().OK {
+		require.True(t, time.Now().Before(deadline), "Redis not back")
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The count kept in Redis goes on. The one decision that timed out
+	// was sent before Redis stopped reading: Redis may still have run it
+	// on resuming, and counted a lookup that the node decided locally
+	// (an over-count, never an under-count).
+	d, _ = l.AllowN(ctx, "k", 100, 1)
+	assert.True(t, d.Remaining == 98 || d.Remaining == 97, "remaining %d", d.Remaining)
 }
 
 // TestStartsWithoutRedis: a Redis that does not answer at start is not an
@@ -309,7 +380,8 @@ func TestNewRefuses(t *testing.T) {
 }
 
 // BenchmarkAllowN is the cost of one decision in Redis over loopback (one
-// round trip), beside the in-memory limiter's, measured in the same run.
+// round trip), pipelined and not, one at a time and 8 per CPU in flight (as on a
+// busy server), beside the in-memory limiter's, measured in the same run.
 func BenchmarkAllowN(b *testing.B) {
 	srv := testredis.Start(b)
 	ctx := context.Background()
@@ -328,7 +400,7 @@ func BenchmarkAllowN(b *testing.B) {
 		})
 		b.Run("parallel", func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetParallelism(8) // requests in flight, as a server has them
+			b.SetParallelism(8) // 8 requests in flight per CPU, as on a busy server
 			var next atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				i := int(next.Add(1)) * 97
@@ -342,12 +414,18 @@ func BenchmarkAllowN(b *testing.B) {
 			})
 		})
 	}
-	b.Run("redis", func(b *testing.B) {
-		l := newLimiter(b, srv.URL(), nil)
-		run(b, l)
-		if l.Status().Fallbacks != 0 {
-			b.Fatal("decisions were taken locally")
+	for _, pipeline := range []bool{true, false} {
+		name := "redis-pipelined"
+		if !pipeline {
+			name = "redis-unpipelined"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			l := newLimiter(b, srv.URL(), mode(pipeline, nil))
+			run(b, l)
+			if l.Status().Fallbacks != 0 {
+				b.Fatal("decisions were taken locally")
+			}
+		})
+	}
 	b.Run("memory", func(b *testing.B) { run(b, ratelimit.NewMemoryLimiter(time.Minute, nil)) })
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,9 +56,25 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Process.Kill() // a paused process dies too
 	<-s.done
 	s.cmd = nil
+}
+
+// Pause stops the server's process (SIGSTOP) without closing its sockets:
+// what a hung or overloaded Redis looks like to its clients. Resume lets it
+// go on.
+func (s *Server) Pause() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	}
 }
 
 // Restart starts the server again on the same port (after [Server.Stop]),
