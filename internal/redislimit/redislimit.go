@@ -25,7 +25,12 @@
 // sets lnpdb_ratelimit_redis_up to 0 and takes Redis off the request path;
 // a background probe runs the script every ProbeEvery and, once it
 // succeeds, logs one line and puts Redis back. Every decision taken
-// locally counts in lnpdb_ratelimit_redis_fallback_total.
+// locally counts in lnpdb_ratelimit_redis_fallback_total. A decision that
+// timed out was sent, and Redis may still run it: it then counts lookups
+// the node decided locally, an over-count, never an under-count.
+//
+// One Redis server (or one managed endpoint) holds the counters; Redis
+// Cluster and Sentinel URLs are not supported.
 package redislimit
 
 import (
