@@ -120,7 +120,7 @@ type Limiter struct {
 
 	up        atomic.Bool
 	fallbacks atomic.Uint64
-	mu        sync.Mutex // guards lastErr, lastChange
+	mu        sync.Mutex // guards lastErr, lastChg
 	lastErr   string
 	lastChg   time.Time
 
