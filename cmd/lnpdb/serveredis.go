@@ -23,7 +23,7 @@ func addRedisFlags(fs *flag.FlagSet) *redisFlags {
 	fs.StringVar(&f.url, "redis", "", "share the rate limits with the other nodes in this Redis `URL`: redis://[:password@]host:port/db or rediss://… (TLS); while Redis is unreachable each node enforces every key's limit on its own (default: limits in this process only)")
 	fs.StringVar(&f.prefix, "redis-prefix", redislimit.DefaultPrefix, "start the name of every rate-limit counter in Redis with this `prefix` (the same on every node that shares the limits)")
 	fs.DurationVar(&f.timeout, "redis-timeout", redislimit.DefaultTimeout, "take a rate-limit decision locally, and probe Redis every second, when Redis does not answer within this `duration`")
-	fs.BoolVar(&f.pipeline, "redis-pipeline", true, "send the rate-limit decisions in flight to Redis together, one pipeline per round trip (false: one connection per decision, less waiting when idle, twice the CPU when busy)")
+	fs.BoolVar(&f.pipeline, "redis-pipeline", true, "send the rate-limit decisions in flight to Redis together, one pipeline per round trip (false: one connection per decision: less waiting when idle, half the decisions per second when busy)")
 	return f
 }
 

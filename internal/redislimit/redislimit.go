@@ -5,8 +5,8 @@
 // Every decision is one Lua script, run in one round trip (EVALSHA, with
 // EVAL when Redis does not have the script cached). The decisions in flight
 // at one time travel together, one pipeline of scripts per write and read
-// (go-redis's autopipelining), which halves the cost of a decision on a
-// busy node; Config.NoPipeline turns that off. The script keeps one
+// (go-redis's autopipelining), which about doubles the decisions a busy
+// node takes per second; Config.NoPipeline turns that off. The script keeps one
 // Redis string per key, named Prefix + the key's id (the hex SHA-256 of
 // the API key, never the key itself): the number of lookups counted in the
 // key's current window, expiring when the window ends. The semantics are
@@ -86,7 +86,7 @@ type Config struct {
 	// NoPipeline sends each decision on a connection of its own instead of
 	// batching the decisions in flight into pipelines (go-redis's
 	// autopipelining): a decision alone then waits less, but a node under
-	// load spends about twice the CPU per decision.
+	// load takes about half as many decisions per second.
 	NoPipeline bool
 }
 
