@@ -31,6 +31,7 @@ type serveProcess struct {
 	cmd  *exec.Cmd
 	base string
 	exit chan error
+	logs *syncBuffer
 }
 
 func startServeProcess(t *testing.T, args ...string) *serveProcess {
@@ -40,6 +41,7 @@ func startServeProcess(t *testing.T, args ...string) *serveProcess {
 	p.cmd = cmd
 	cmd.Env = append(os.Environ(), asLnpdbEnv+"=1")
 	logs := new(syncBuffer)
+	p.logs = logs
 	cmd.Stderr = logs
 	t.Cleanup(func() {
 		if t.Failed() {
