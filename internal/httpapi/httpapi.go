@@ -17,6 +17,7 @@ import (
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -57,6 +58,9 @@ type Config struct {
 	// Pull, when set, reports the fetch of the table from an origin
 	// (serve --db-url).
 	Pull func() distribute.Status
+	// UpdateLog, when set, reports this node's place in the shared update
+	// log (serve --updates-log).
+	UpdateLog func() updatelog.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -115,6 +119,7 @@ type Handler struct {
 	now      func() time.Time
 	live     func() live.Status
 	pull     func() distribute.Status
+	updlog   func() updatelog.Status
 	gql      *executor.Executor
 	inflight inflight
 	mux      *http.ServeMux
@@ -140,6 +145,7 @@ func New(cfg Config) (*Handler, error) {
 		now:      cfg.Now,
 		live:     cfg.Live,
 		pull:     cfg.Pull,
+		updlog:   cfg.UpdateLog,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {

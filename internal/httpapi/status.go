@@ -8,6 +8,7 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 )
 
 // statusBody is the body of GET /api/v1/status.
@@ -17,6 +18,9 @@ type statusBody struct {
 	Live   *live.Status `json:"live,omitempty"`
 	// Pull is the table fetch from an origin (serve --db-url).
 	Pull *distribute.Status `json:"pull,omitempty"`
+	// UpdateLog is this node's place in the shared update log (serve
+	// --updates-log).
+	UpdateLog *updatelog.Status `json:"update_log,omitempty"`
 }
 
 type tableStatus struct {
@@ -54,6 +58,10 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	if h.pull != nil {
 		st := h.pull()
 		body.Pull = &st
+	}
+	if h.updlog != nil {
+		st := h.updlog()
+		body.UpdateLog = &st
 	}
 	serveStatus(w, r, &body)
 }
