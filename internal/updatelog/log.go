@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,6 +81,10 @@ type Log struct {
 	pool *pgxpool.Pool
 	cfg  *pgx.ConnConfig // for the LISTEN connection
 	id   string
+
+	queue           chan *appendReq // to the appender
+	closed, stopped chan struct{}
+	closeOnce       sync.Once
 }
 
 // Open connects to dsn and applies the embedded migrations the database
@@ -95,16 +100,35 @@ func Open(ctx context.Context, dsn string) (*Log, error) {
 		pool.Close()
 		return nil, fmt.Errorf("update log %s: migrating: %w", pgschema.Redact(dsn), err)
 	}
-	l := &Log{pool: pool, cfg: pool.Config().ConnConfig}
+	l := &Log{pool: pool, cfg: pool.Config().ConnConfig,
+		queue: make(chan *appendReq, maxGroup), closed: make(chan struct{}), stopped: make(chan struct{})}
 	if err := pool.QueryRow(cctx, `SELECT id FROM update_log_info`).Scan(&l.id); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("update log %s: %w", pgschema.Redact(dsn), err)
 	}
+	go l.appender()
 	return l, nil
 }
 
-// Close closes the pool.
-func (l *Log) Close() { l.pool.Close() }
+// Close waits for the appends in progress and closes the pool; appends
+// still queued fail with ErrUnavailable.
+func (l *Log) Close() {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		<-l.stopped
+		for {
+			select {
+			case r := <-l.queue:
+				r.e, r.err = Entry{}, fmt.Errorf("%w: the log is closed", ErrUnavailable)
+				close(r.done)
+				continue
+			default:
+			}
+			break
+		}
+		l.pool.Close()
+	})
+}
 
 // ID names this log; a node's recorded sequence belongs to one log.
 func (l *Log) ID() string { return l.id }
@@ -158,85 +182,190 @@ func EncodeFeed(updates []format.Update) []byte {
 	return b.Bytes()
 }
 
+// maxGroup is how many appends at most share one transaction.
+const maxGroup = 256
+
+// appendReq is one Append waiting for the appender.
+type appendReq struct {
+	node, key, batchID string
+	feed               []byte
+	sum                [32]byte
+	e                  Entry
+	err                error
+	done               chan struct{}
+}
+
 // Append appends a batch (as EncodeFeed wrote it), posted to node, and
-// notifies the followers, in one transaction; it returns once the batch is
-// committed. With a non-empty key, a batch already logged under key is
-// answered again (Replayed) if it is the same feed, and ErrKeyReused if
-// not. An unreachable server is ErrUnavailable.
+// notifies the followers; it returns once the batch is committed. With a
+// non-empty key, a batch already logged under key is answered again
+// (Replayed) if it is the same feed, and ErrKeyReused if not. An
+// unreachable server is ErrUnavailable.
+//
+// Appends made at the same time share one transaction (one commit, one
+// WAL flush), each batch still its own row and sequence number.
 func (l *Log) Append(ctx context.Context, node, key string, feedCSV []byte) (Entry, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	sum := sha256.Sum256(feedCSV)
+	r := &appendReq{node: node, key: key, feed: feedCSV, sum: sha256.Sum256(feedCSV), done: make(chan struct{})}
 	var nb [16]byte
 	_, _ = rand.Read(nb[:])
-	batchID := hex.EncodeToString(nb[:])
-	e := Entry{Node: node, Feed: feedCSV}
+	r.batchID = hex.EncodeToString(nb[:])
+	r.e = Entry{Node: node, Feed: feedCSV}
 	for _, line := range bytes.Split(feedCSV, []byte("\n"))[1:] {
 		if len(line) == 0 {
 			continue
 		}
 		switch line[0] {
 		case 'A':
-			e.Added++
+			r.e.Added++
 		case 'U':
-			e.Modified++
+			r.e.Modified++
 		case 'D':
-			e.Deleted++
+			r.e.Deleted++
 		}
 	}
-	var keyArg *string
-	if key != "" {
-		keyArg = &key
+	select {
+	case l.queue <- r:
+	case <-ctx.Done():
+		return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	case <-l.closed:
+		return Entry{}, fmt.Errorf("%w: the log is closed", ErrUnavailable)
 	}
+	// Once queued, the outcome is waited for whatever ctx says: the
+	// appender's own timeouts bound it, and an answer given before it
+	// would not know whether the batch was logged.
+	<-r.done
+	return r.e, r.err
+}
+
+// appender runs the queued appends, as many at once as are waiting.
+func (l *Log) appender() {
+	defer close(l.stopped)
+	for {
+		var group []*appendReq
+		select {
+		case r := <-l.queue:
+			group = append(group, r)
+		case <-l.closed:
+			return
+		}
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case r := <-l.queue:
+				group = append(group, r)
+			default:
+				break drain
+			}
+		}
+		l.appendGroup(group)
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+// appendGroup appends a group in one transaction under the append lock.
+func (l *Log) appendGroup(group []*appendReq) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+	defer cancel()
+	// inserted: a row was inserted; committing: the statements all
+	// succeeded, so an error is the commit's.
+	inserted, committing := false, false
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		inserted = false
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, appendLock); err != nil {
 			return err
 		}
-		if key != "" {
-			var fp []byte
-			err := tx.QueryRow(ctx, `SELECT seq, posted, node, fingerprint, added, modified, deleted FROM update_log WHERE idempotency_key = $1`, key).
-				Scan(&e.Seq, &e.Posted, &e.Node, &fp, &e.Added, &e.Modified, &e.Deleted)
-			switch {
-			case err == nil && bytes.Equal(fp, sum[:]):
-				e.Replayed = true
-				return nil
-			case err == nil:
-				return ErrKeyReused
-			case !errors.Is(err, pgx.ErrNoRows):
+		var last int64
+		for _, r := range group {
+			r.e.Seq, r.e.Replayed, r.err = 0, false, nil
+			if r.key != "" {
+				var fp []byte
+				var e Entry
+				err := tx.QueryRow(ctx, `SELECT seq, posted, node, fingerprint, added, modified, deleted FROM update_log WHERE idempotency_key = $1`, r.key).
+					Scan(&e.Seq, &e.Posted, &e.Node, &fp, &e.Added, &e.Modified, &e.Deleted)
+				switch {
+				case err == nil && bytes.Equal(fp, r.sum[:]):
+					e.Feed, e.Replayed = r.feed, true
+					r.e = e
+					continue
+				case err == nil:
+					r.err = ErrKeyReused
+					continue
+				case !errors.Is(err, pgx.ErrNoRows):
+					return err
+				}
+			}
+			var keyArg *string
+			if r.key != "" {
+				keyArg = &r.key
+			}
+			if err := tx.QueryRow(ctx, `INSERT INTO update_log (node, idempotency_key, batch_id, fingerprint, feed, added, modified, deleted)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq, posted`,
+				r.node, keyArg, r.batchID, r.sum[:], string(r.feed), r.e.Added, r.e.Modified, r.e.Deleted).Scan(&r.e.Seq, &r.e.Posted); err != nil {
+				return err
+			}
+			inserted, last = true, r.e.Seq
+		}
+		if inserted {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, strconv.FormatInt(last, 10)); err != nil {
 				return err
 			}
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO update_log (node, idempotency_key, batch_id, fingerprint, feed, added, modified, deleted)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq, posted`,
-			node, keyArg, batchID, sum[:], string(feedCSV), e.Added, e.Modified, e.Deleted).Scan(&e.Seq, &e.Posted); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, strconv.FormatInt(e.Seq, 10))
-		return err
+		committing = true
+		return nil
 	})
-	switch {
-	case err == nil:
-		e.Posted = e.Posted.UTC()
-		return e, nil
-	case errors.Is(err, ErrKeyReused):
-		return Entry{}, err
-	case e.Seq != 0 && !e.Replayed:
-		// The insert was answered but the commit was not: the batch may
-		// be in the log. Ask once more on a fresh connection.
-		qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
-		defer qcancel()
-		var seq int64
-		qerr := l.pool.QueryRow(qctx, `SELECT seq FROM update_log WHERE batch_id = $1`, batchID).Scan(&seq)
-		switch {
-		case qerr == nil:
-			e.Seq = seq
-			return e, nil
-		case errors.Is(qerr, pgx.ErrNoRows):
-			return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	if err == nil {
+		for _, r := range group {
+			r.e.Posted = r.e.Posted.UTC()
 		}
-		return Entry{}, fmt.Errorf("%w: the commit went unanswered, so the batch may be in the log (send it again with the same Idempotency-Key to know): %v", ErrUnavailable, err)
+		return
 	}
-	return Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	// Unless the commit itself went unanswered, nothing was appended.
+	var logged map[string]int64
+	var qerr error
+	ambiguous := inserted && committing
+	if ambiguous {
+		logged, qerr = l.findBatches(group)
+	}
+	for _, r := range group {
+		seq, found := logged[r.batchID]
+		switch {
+		case errors.Is(r.err, ErrKeyReused), r.err == nil && r.e.Replayed:
+			// Read from committed rows: the answer stands.
+		case found:
+			r.e.Seq, r.e.Posted, r.err = seq, r.e.Posted.UTC(), nil
+		case ambiguous && qerr != nil && r.e.Seq != 0:
+			r.e, r.err = Entry{}, fmt.Errorf("%w: the commit went unanswered, so the batch may be in the log (send it again with the same Idempotency-Key to know): %v", ErrUnavailable, err)
+		default:
+			r.e, r.err = Entry{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+}
+
+// findBatches asks, on a fresh connection, which of group's batches are in
+// the log after a commit that went unanswered.
+func (l *Log) findBatches(group []*appendReq) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+	defer cancel()
+	ids := make([]string, len(group))
+	for i, r := range group {
+		ids[i] = r.batchID
+	}
+	rows, err := l.pool.Query(ctx, `SELECT batch_id, seq FROM update_log WHERE batch_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, err
+		}
+		found[id] = seq
+	}
+	return found, rows.Err()
 }
 
 // Read returns up to limit entries after seq, in order, and the log's head
@@ -279,8 +408,16 @@ func (l *Log) Read(ctx context.Context, after int64, limit int) ([]Entry, int64,
 func (l *Log) ReportApplied(ctx context.Context, node string, seq int64) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	_, err := l.pool.Exec(ctx, `INSERT INTO update_log_nodes (node, applied_seq) VALUES ($1, $2)
-		ON CONFLICT (node) DO UPDATE SET applied_seq = excluded.applied_seq, updated = now()`, node, seq)
+	// A report lost with the server's crash is made again with the
+	// next batch: it need not wait for the WAL flush.
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO update_log_nodes (node, applied_seq) VALUES ($1, $2)
+			ON CONFLICT (node) DO UPDATE SET applied_seq = excluded.applied_seq, updated = now()`, node, seq)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -314,3 +314,37 @@ func FuzzParseState(f *testing.F) {
 		}
 	})
 }
+
+// Appends made at once share a transaction; one key is still logged once.
+func TestConcurrentAppendsOneKey(t *testing.T) {
+	l := openLog(t, testpg.New(t))
+	a := EncodeFeed([]format.Update{{Action: format.Delete, TN: 2014810001}})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seqs := map[int64]int{}
+	fresh := 0
+	for i := range 40 {
+		wg.Go(func() {
+			key := "same"
+			if i%2 == 1 {
+				key = fmt.Sprint("other-", i)
+			}
+			e, err := l.Append(context.Background(), "n1", key, a)
+			assert.NoError(t, err)
+			mu.Lock()
+			defer mu.Unlock()
+			if key == "same" {
+				seqs[e.Seq]++
+				if !e.Replayed {
+					fresh++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Len(t, seqs, 1, "every append under one key answers the same sequence")
+	assert.Equal(t, 1, fresh, "and only one of them appended")
+	_, head, err := l.Read(context.Background(), 0, 1)
+	require.NoError(t, err)
+	assert.EqualValues(t, 21, head)
+}
