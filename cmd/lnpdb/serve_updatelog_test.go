@@ -299,6 +299,54 @@ func TestServeUpdateLogNodes(t *testing.T) {
 		t.Logf("slowest update to reach nodes 2 and 3: %v", worst)
 	})
 
+	t.Run("idempotency key, wait, bad feed, metrics", func(t *testing.T) {
+		row := feedRow(20, 100100)
+		status, first, err := c.post(0, "k-once", row, "")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, status, "%s", first)
+		var a, b struct {
+			Seq          int64 `json:"seq"`
+			NodesApplied int   `json:"nodes_applied"`
+		}
+		require.NoError(t, json.Unmarshal(first, &a))
+		require.Positive(t, a.Seq)
+		status, again, err := c.post(1, "k-once", row, "")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, status, "%s", again)
+		require.NoError(t, json.Unmarshal(again, &b))
+		assert.Equal(t, a.Seq, b.Seq, "a retry to another node gets the first answer")
+		status, body, err := c.post(2, "k-once", feedRow(21, 100101), "")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusUnprocessableEntity, status, "%s", body)
+		assert.Contains(t, string(body), "IDEMPOTENCY_KEY_REUSED")
+
+		status, body, err = c.post(1, "", feedRow(22, 100102), "?wait=3")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.NoError(t, json.Unmarshal(body, &b))
+		assert.Equal(t, 3, b.NodesApplied)
+		for n := range c.nodes {
+			_, got := c.activatedAt(n, 2014810022)
+			assert.Equal(t, time.Unix(1700000000+100102, 0).UTC().Format("2006-01-02T15:04:05")+"+00:00", got, "node %d", n+1)
+		}
+
+		var head int64
+		require.NoError(t, c.queryRow(`SELECT max(seq) FROM update_log`, &head))
+		status, body, err = c.post(0, "", "action,tn,lrn,spid,activated_at\nU,2014810023,7327370999,ZZZZ,\n", "")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusBadRequest, status, "%s", body)
+		var after int64
+		require.NoError(t, c.queryRow(`SELECT max(seq) FROM update_log`, &after))
+		assert.Equal(t, head, after, "a bad feed is refused before anything is logged")
+
+		res, err := c.client.Get(c.nodes[2].base + "/metrics")
+		require.NoError(t, err)
+		m, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.Contains(t, string(m), fmt.Sprintf("lnpdb_update_log_applied_seq %d", head))
+		assert.Contains(t, string(m), "lnpdb_update_log_postgres_up 1")
+	})
+
 	t.Run("kill -9 of node 2 while updates flow", func(t *testing.T) {
 		stop := make(chan struct{})
 		var mu sync.Mutex
