@@ -63,6 +63,7 @@ type Follower struct {
 	changed chan struct{} // closed and replaced when applied advances
 
 	wake   chan struct{}
+	report chan struct{} // wakes the reporter
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -77,7 +78,7 @@ func Start(cfg Config) (*Follower, error) {
 	}
 	f := &Follower{l: cfg.Log, db: cfg.DB, node: cfg.Node, log: cfg.Logger, poll: cfg.Poll,
 		onApply: cfg.Applied, state: StatePath(cfg.DB.Path()),
-		changed: make(chan struct{}), wake: make(chan struct{}, 1)}
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), report: make(chan struct{}, 1)}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -102,6 +103,7 @@ func Start(cfg Config) (*Follower, error) {
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.wg.Go(f.listen)
 	f.wg.Go(f.follow)
+	f.wg.Go(f.reporter)
 	return f, nil
 }
 
@@ -213,6 +215,35 @@ func (f *Follower) follow() {
 	}
 }
 
+// reporter tells the log how far this node has applied it (for ?wait=N),
+// apart from the applying, which never waits for it: the latest position
+// only, once per change, retried while the log is unreachable.
+func (f *Follower) reporter() {
+	var reported int64
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.report:
+		}
+		for seq := f.applied.Load(); seq > reported; seq = f.applied.Load() {
+			if err := f.l.ReportApplied(f.ctx, f.node, seq); err != nil {
+				if f.ctx.Err() != nil {
+					return
+				}
+				f.log.Debug("update log: reporting the applied position failed", "applied_seq", seq, "error", err)
+				select {
+				case <-f.ctx.Done():
+					return
+				case <-time.After(f.poll / 4):
+				}
+				continue
+			}
+			reported = seq
+		}
+	}
+}
+
 // catchUp applies what the log has after the table's position, up to one
 // read; more is true when the log holds more.
 func (f *Follower) catchUp() (more bool, err error) {
@@ -245,8 +276,9 @@ func (f *Follower) catchUp() (more bool, err error) {
 			err = werr
 		}
 		f.advanced(last)
-		if rerr := f.l.ReportApplied(f.ctx, f.node, last); rerr != nil && err == nil && f.ctx.Err() == nil {
-			f.log.Warn("update log: reporting the applied position failed", "applied_seq", last, "error", rerr)
+		select {
+		case f.report <- struct{}{}:
+		default:
 		}
 		if f.onApply != nil {
 			f.onApply()

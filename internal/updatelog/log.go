@@ -231,8 +231,17 @@ func (l *Log) Append(ctx context.Context, node, key string, feedCSV []byte) (Ent
 	}
 	// Once queued, the outcome is waited for whatever ctx says: the
 	// appender's own timeouts bound it, and an answer given before it
-	// would not know whether the batch was logged.
-	<-r.done
+	// would not know whether the batch was logged. A request queued as
+	// the log closed is answered by Close, or here.
+	select {
+	case <-r.done:
+	case <-l.stopped:
+		select {
+		case <-r.done:
+		default:
+			return Entry{}, fmt.Errorf("%w: the log is closed", ErrUnavailable)
+		}
+	}
 	return r.e, r.err
 }
 
@@ -373,31 +382,24 @@ func (l *Log) findBatches(group []*appendReq) (map[string]int64, error) {
 func (l *Log) Read(ctx context.Context, after int64, limit int) ([]Entry, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
+	// Two statements, no transaction: a head read before the rows can
+	// only be lower than what they show, and the next read corrects it.
 	var head int64
 	var out []Entry
-	err := pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(max(seq), 0) FROM update_log`).Scan(&head); err != nil {
-			return err
+	err := l.pool.QueryRow(ctx, `SELECT COALESCE(max(seq), 0) FROM update_log`).Scan(&head)
+	if err == nil && head > after {
+		var rows pgx.Rows
+		rows, err = l.pool.Query(ctx, `SELECT seq, posted, node, feed, added, modified, deleted FROM update_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+		if err == nil {
+			out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Entry, error) {
+				var e Entry
+				var f string
+				err := row.Scan(&e.Seq, &e.Posted, &e.Node, &f, &e.Added, &e.Modified, &e.Deleted)
+				e.Feed = []byte(f)
+				return e, err
+			})
 		}
-		if head <= after {
-			return nil
-		}
-		rows, err := tx.Query(ctx, `SELECT seq, posted, node, feed, added, modified, deleted FROM update_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var e Entry
-			var f string
-			if err := rows.Scan(&e.Seq, &e.Posted, &e.Node, &f, &e.Added, &e.Modified, &e.Deleted); err != nil {
-				rows.Close()
-				return err
-			}
-			e.Feed = []byte(f)
-			out = append(out, e)
-		}
-		return rows.Err()
-	})
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // StatePath is where the follower of the table at path records how far it
@@ -44,9 +43,10 @@ func parseState(b []byte, name string) (state, error) {
 	return s, nil
 }
 
-// writeState replaces the state file: a temporary file, fsync'd, renamed
-// over it, and the directory fsync'd, so that a crash leaves the old state
-// or the new one.
+// writeState replaces the state file: a temporary file, fsync'd (so that
+// the name never points at a file without its contents), renamed over it.
+// The directory is not fsync'd: a crash may bring the previous state back,
+// which applies some batches again, harmlessly (see the package doc).
 func writeState(path string, s state) error {
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -55,7 +55,7 @@ func writeState(path string, s state) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("recording the applied update log position in %s: %w", path, err)
 	}
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
@@ -71,10 +71,5 @@ func writeState(path string, s state) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("recording the applied update log position in %s: %w", path, err)
 	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return nil
 }
