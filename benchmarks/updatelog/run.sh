@@ -124,6 +124,7 @@ done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 mi=$(median "${idle[@]}") mf=$(median "${following[@]}")
+sleep 2 # the last posts reach node 3
 status3=$(curl -fs "$node3/api/v1/status")
 errors=$(cat "$tmp"/node*/serve.log | grep -c '"level":"ERROR"' || true)
 
