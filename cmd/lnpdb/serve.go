@@ -250,7 +250,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		return err
 	}
 	s.onClose(f.pull.stop) // before lv.Stop
-	return f.updates.start(ctx, s, s.listeners[0])
+	return f.updates.start(s, s.listeners[0])
 }
 
 // startFrontEnds starts SIP, ENUM and pdb, builds the HTTP handlers and

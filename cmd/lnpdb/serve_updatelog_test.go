@@ -267,7 +267,8 @@ func (p *poster) check(logged map[string]bool) (lost, visible int) {
 // node 2 killed with SIGKILL while updates flow and restarted catches up
 // and answers every number as the others do; with PostgreSQL stopped,
 // lookups go on, updates are refused with 503, and once it is back updates
-// flow again. Nothing acknowledged is lost, nothing refused is applied.
+// flow again; a node restarted while it is down starts and catches up once
+// it is back. Nothing acknowledged is lost, nothing refused is applied.
 func TestServeUpdateLogNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts lnpdb serve processes and PostgreSQL")
@@ -400,6 +401,14 @@ func TestServeUpdateLogNodes(t *testing.T) {
 			}
 			return true
 		}, 10*time.Second, 20*time.Millisecond, "status shows PostgreSQL unavailable")
+
+		// A node restarted meanwhile starts, and answers from its table.
+		c.nodes[2].stop(t)
+		c.start(2)
+		assert.Equal(t, before, c.answers(t, 2), "node 3, restarted while PostgreSQL is down, answers lookups")
+		st, err := c.status(2)
+		require.NoError(t, err)
+		assert.Equal(t, "unavailable", st.Postgres)
 
 		stop := make(chan struct{})
 		p := c.postUntil(stop, 300000, func() []int { return []int{0, 1, 2} }, 5*time.Millisecond)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -29,31 +28,29 @@ func (u *updateLogFlags) check() error {
 	return nil
 }
 
-// start opens the log and follows it into the table; ln is the HTTP
-// listener, whose port names the node when --node is not given.
-func (u *updateLogFlags) start(ctx context.Context, s *serveRun, ln net.Listener) error {
+// start follows the log into the table; ln is the HTTP listener, whose
+// port names the node when --node is not given. While PostgreSQL cannot be
+// reached the node starts all the same: lookups from its table, updates
+// refused until the log is reachable.
+func (u *updateLogFlags) start(s *serveRun, ln net.Listener) error {
 	if u.dsn == "" {
 		return nil
 	}
-	l, err := updatelog.Open(ctx, u.dsn)
-	if err != nil {
-		return err
-	}
-	s.onClose(l.Close)
 	if u.node == "" {
 		host, _ := os.Hostname()
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		u.node = host + ":" + port
 	}
+	var err error
 	if u.follower, err = updatelog.Start(updatelog.Config{
-		Log: l, DB: s.db, Node: u.node, Logger: s.log,
+		DSN: u.dsn, DB: s.db, Node: u.node, Logger: s.log,
 		Applied: s.lv.Applied, Registerer: s.reg,
 	}); err != nil {
 		return err
 	}
-	s.onClose(u.follower.Stop) // before the log closes, after the table's users stop
+	s.onClose(u.follower.Stop) // after the front ends stop, before the table closes
 	st := u.follower.Status()
-	s.log.Info("following the shared update log", "node", u.node, "log", l.ID(), "applied_seq", st.AppliedSeq,
-		"state", updatelog.StatePath(s.db.Path()))
+	s.log.Info("following the shared update log", "node", u.node, "log", u.follower.LogID(), "applied_seq", st.AppliedSeq,
+		"postgres", st.Postgres, "state", updatelog.StatePath(s.db.Path()))
 	return nil
 }

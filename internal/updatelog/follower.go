@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lnpdb/lnpdb/format"
@@ -22,9 +25,13 @@ const readLimit = 1000
 // one batch (one fsync) while catching up.
 const maxApply = 100000
 
-// Config configures a Follower. Log, DB and Node are required.
+// Config configures a Follower. DB, Node and Log or DSN are required.
 type Config struct {
+	// Log is the log to follow, or nil for the Follower to open DSN
+	// itself: then it starts even while PostgreSQL cannot be reached,
+	// refusing posts and retrying in the background until it can.
 	Log *Log
+	DSN string
 	DB  *format.DB
 	// Node names this node in the log (who posted a batch, who applied
 	// how far); unique among the nodes that share the log.
@@ -44,7 +51,8 @@ type Config struct {
 // Follower applies the log into one table, in order, and answers posts of
 // new batches. Its methods are safe for concurrent use.
 type Follower struct {
-	l       *Log
+	lp      atomic.Pointer[Log] // nil until the log is open
+	ownLog  bool                // opened from DSN: closed by Stop
 	db      *format.DB
 	node    string
 	log     *slog.Logger
@@ -73,10 +81,10 @@ type Follower struct {
 // A position recorded for another log (a recreated database) starts from
 // the beginning: re-applying batches is harmless (see the package doc).
 func Start(cfg Config) (*Follower, error) {
-	if cfg.Log == nil || cfg.DB == nil || cfg.Node == "" {
-		return nil, errors.New("updatelog: Config.Log, DB and Node are required")
+	if (cfg.Log == nil && cfg.DSN == "") || cfg.DB == nil || cfg.Node == "" {
+		return nil, errors.New("updatelog: Config.DB, Node and Log or DSN are required")
 	}
-	f := &Follower{l: cfg.Log, db: cfg.DB, node: cfg.Node, log: cfg.Logger, poll: cfg.Poll,
+	f := &Follower{db: cfg.DB, node: cfg.Node, log: cfg.Logger, poll: cfg.Poll,
 		onApply: cfg.Applied, state: StatePath(cfg.DB.Path()),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), report: make(chan struct{}, 1)}
 	if f.log == nil {
@@ -89,29 +97,100 @@ func Start(cfg Config) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Seq > 0 && st.Log != f.l.ID() {
-		f.log.Warn("the recorded update log position belongs to another log; applying this log from its start",
-			"state", f.state, "recorded_log", st.Log, "recorded_seq", st.Seq, "log", f.l.ID())
-		st.Seq = 0
-	}
 	f.applied.Store(st.Seq)
 	f.head.Store(st.Seq)
-	f.pgUp.Store(true)
 	if f.m, err = newMetrics(cfg.Registerer, f); err != nil {
 		return nil, err
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	f.wg.Go(f.listen)
-	f.wg.Go(f.follow)
-	f.wg.Go(f.reporter)
+	l := cfg.Log
+	if l == nil {
+		f.ownLog = true
+		if l, err = Open(f.ctx, cfg.DSN); err != nil {
+			if !unreachable(err) {
+				f.cancel()
+				return nil, err
+			}
+			msg := err.Error()
+			f.lastErr.Store(&msg)
+			f.log.Error("update log unreachable at start: updates are refused, lookups go on from the local table; retrying", "error", err)
+			f.wg.Go(func() { f.connect(cfg.DSN, st) })
+			return f, nil
+		}
+	}
+	f.run(l, st)
 	return f, nil
 }
 
+// unreachable tells an error of a server that could not be reached (or is
+// starting or stopping) from one of configuration.
+func unreachable(err error) bool {
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ECONNREFUSED):
+		return true
+	case errors.As(err, &pe):
+		return pe.Code == "57P03" || pe.Code == "57P01" // cannot_connect_now, admin_shutdown
+	}
+	return false
+}
+
+// connect opens the log at dsn, retrying until it can or Stop, then
+// follows it.
+func (f *Follower) connect(dsn string, st state) {
+	pause := 500 * time.Millisecond
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+		l, err := Open(f.ctx, dsn)
+		if err != nil {
+			msg := err.Error()
+			f.lastErr.Store(&msg)
+			continue
+		}
+		f.log.Info("update log reachable: following it", "log", l.ID(), "applied_seq", st.Seq)
+		f.run(l, st)
+		return
+	}
+}
+
+// run follows l from st.
+func (f *Follower) run(l *Log, st state) {
+	if st.Seq > 0 && st.Log != l.ID() {
+		f.log.Warn("the recorded update log position belongs to another log; applying this log from its start",
+			"state", f.state, "recorded_log", st.Log, "recorded_seq", st.Seq, "log", l.ID())
+		f.applied.Store(0)
+		f.head.Store(0)
+	}
+	f.lastErr.Store(nil)
+	f.pgUp.Store(true)
+	f.lp.Store(l)
+	f.wg.Go(f.listen)
+	f.wg.Go(f.follow)
+	f.wg.Go(f.reporter)
+}
+
 // Stop stops following and waits until the follower has; a batch being
-// applied is finished first.
+// applied is finished first. A log the Follower opened is closed.
 func (f *Follower) Stop() {
 	f.cancel()
 	f.wg.Wait()
+	if l := f.lp.Load(); l != nil && f.ownLog {
+		l.Close()
+	}
+}
+
+// LogID names the log followed; empty until it is open.
+func (f *Follower) LogID() string {
+	if l := f.lp.Load(); l != nil {
+		return l.ID()
+	}
+	return ""
 }
 
 // Applied is the last sequence applied to the table.
@@ -155,7 +234,7 @@ func (f *Follower) advanced(seq int64) {
 func (f *Follower) listen() {
 	pause := 100 * time.Millisecond
 	for f.ctx.Err() == nil {
-		c, err := f.l.listen(f.ctx)
+		c, err := f.lp.Load().listen(f.ctx)
 		if err != nil {
 			f.listening.Store(false)
 			select {
@@ -227,7 +306,7 @@ func (f *Follower) reporter() {
 		case <-f.report:
 		}
 		for seq := f.applied.Load(); seq > reported; seq = f.applied.Load() {
-			if err := f.l.ReportApplied(f.ctx, f.node, seq); err != nil {
+			if err := f.lp.Load().ReportApplied(f.ctx, f.node, seq); err != nil {
 				if f.ctx.Err() != nil {
 					return
 				}
@@ -248,7 +327,8 @@ func (f *Follower) reporter() {
 // read; more is true when the log holds more.
 func (f *Follower) catchUp() (more bool, err error) {
 	from := f.applied.Load()
-	entries, head, err := f.l.Read(f.ctx, from, readLimit)
+	l := f.lp.Load()
+	entries, head, err := l.Read(f.ctx, from, readLimit)
 	if err != nil {
 		if f.ctx.Err() != nil {
 			return false, nil
@@ -272,7 +352,7 @@ func (f *Follower) catchUp() (more bool, err error) {
 	if last > from {
 		// The journal has them (fsync'd): record the position, then
 		// tell the log and the waiters.
-		if werr := writeState(f.state, state{Log: f.l.ID(), Seq: last}); werr != nil && err == nil {
+		if werr := writeState(f.state, state{Log: l.ID(), Seq: last}); werr != nil && err == nil {
 			err = werr
 		}
 		f.advanced(last)
@@ -402,7 +482,12 @@ func (f *Follower) Post(ctx context.Context, ups []format.Update, key string, wa
 	if err := f.db.CheckBatch(ups); err != nil {
 		return Result{}, err
 	}
-	e, err := f.l.Append(ctx, f.node, key, EncodeFeed(ups))
+	l := f.lp.Load()
+	if l == nil {
+		f.m.appends.WithLabelValues("unavailable").Inc()
+		return Result{}, fmt.Errorf("%w: not connected yet", ErrUnavailable)
+	}
+	e, err := l.Append(ctx, f.node, key, EncodeFeed(ups))
 	switch {
 	case errors.Is(err, ErrUnavailable):
 		f.m.appends.WithLabelValues("unavailable").Inc()
@@ -428,7 +513,7 @@ wait:
 	for r.Nodes > 0 && r.Nodes < wait {
 		// Other nodes report their position after applying; this one
 		// may not have reported yet.
-		if n, err := f.l.AppliedBy(ctx, e.Seq); err == nil && n > r.Nodes {
+		if n, err := l.AppliedBy(ctx, e.Seq); err == nil && n > r.Nodes {
 			r.Nodes = n
 		}
 		if r.Nodes >= wait {

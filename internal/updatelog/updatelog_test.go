@@ -348,3 +348,35 @@ func TestConcurrentAppendsOneKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 21, head)
 }
+
+// A follower given a DSN starts while PostgreSQL is down: posts are refused,
+// and once the server is up it follows the log from its recorded position.
+func TestStartWhilePostgresDown(t *testing.T) {
+	ctx := context.Background()
+	srv := testpg.NewServer(t)
+	l := openLog(t, srv.DSN())
+	e, err := l.Append(ctx, "n2", "", EncodeFeed([]format.Update{{Action: format.Add, TN: 2014810001, LRN: 7327370999, SPID: "0987"}}))
+	require.NoError(t, err)
+	srv.Stop(t)
+
+	db := testdb.Sample(t)
+	f, err := Start(Config{DSN: srv.DSN(), DB: db, Node: "n1", Poll: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(f.Stop)
+	assert.Equal(t, "unavailable", f.Status().Postgres)
+	assert.Empty(t, f.LogID())
+	_, err = f.Post(ctx, []format.Update{{Action: format.Delete, TN: 2014810002}}, "", 1)
+	require.ErrorIs(t, err, ErrUnavailable)
+
+	srv.Start(t)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, f.WaitApplied(wctx, e.Seq))
+	assert.Equal(t, l.ID(), f.LogID())
+	rec, err := db.Get(2014810001, format.FieldPorted)
+	require.NoError(t, err)
+	assert.True(t, rec.Ported.OK)
+
+	_, err = Start(Config{DSN: "postgres://nobody@127.0.0.1:1/x?sslmode=bogus", DB: testdb.Sample(t), Node: "n3"})
+	require.Error(t, err, "a DSN that cannot be right fails at once")
+}
