@@ -170,6 +170,7 @@ func (f *Follower) run(l *Log, st state) {
 	f.lastErr.Store(nil)
 	f.pgUp.Store(true)
 	f.lp.Store(l)
+	f.report <- struct{}{} // the recorded position, for a node that has nothing to apply
 	f.wg.Go(f.listen)
 	f.wg.Go(f.follow)
 	f.wg.Go(f.reporter)
