@@ -95,6 +95,11 @@ for n in 1 2 3; do
 	curl -fs "http://127.0.0.1:$((PORT + n - 1))/api/v1/status" | grep -q "\"node\":\"node$n\"" || die "node $n did not start: $(cat "$tmp/node$n/serve.log")"
 done
 node1=http://127.0.0.1:$PORT node3=http://127.0.0.1:$((PORT + 2))
+pid3=${pids[2]}
+# cpu3: node 3's CPU time so far, in clock ticks; seq3: its applied sequence.
+cpu3() { awk '{ print $14 + $15 }' "/proc/$pid3/stat"; }
+seq3() { curl -fs "$node3/api/v1/status" | sed -E 's/.*"applied_seq":([0-9]+).*/\1/'; }
+hz=$(getconf CLK_TCK)
 
 log "propagation: $RATE posts/s to node 1 for $DURATION, watching node 3"
 "$tmp/updatelogload" -post "$node1" -watch "$node3" -admin "$admin" -rows "$tmp/rows" -rate "$RATE" -duration "$DURATION" \
@@ -108,16 +113,21 @@ wrkrun() {
 		-- "$key" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
 	grep '^RESULT ' "$tmp/wrk.$1.out" | sed -E 's/.*"rps":([0-9.]+).*/\1/'
 }
-idle=() following=() posted=()
+idle=() following=() posted=() idle_cpu=() following_cpu=() applied=()
 wrk -t"$THREADS" -c"$CONNS" -d3s -s "$bench/live/live.lua" "$node3/api/v1/lrn" -- "$key" "$tmp/numbers" >/dev/null 2>&1 || true
 for r in $(seq "$ROUNDS"); do
 	log "round $r: idle"
+	c0=$(cpu3)
 	idle+=("$(wrkrun "idle$r")")
+	idle_cpu+=($(($(cpu3) - c0)))
 	log "round $r: following ($RATE posts/s to node 1)"
 	"$tmp/updatelogload" -post "$node1" -admin "$admin" -rows "$tmp/rows" -rate "$RATE" -duration "$DURATION" \
 		>"$tmp/post$r.out" 2>"$tmp/post$r.err" &
 	poster=$!
+	c0=$(cpu3) s0=$(seq3)
 	following+=("$(wrkrun "following$r")")
+	following_cpu+=($(($(cpu3) - c0)))
+	applied+=($(($(seq3) - s0)))
 	wait "$poster" || die "updatelogload: $(tail "$tmp/post$r.err")"
 	posted+=("$(grep '^RESULT ' "$tmp/post$r.out" | sed -E 's/.*"rate":([0-9.]+).*/\1/')")
 done
@@ -151,11 +161,18 @@ mkdir -p "$(dirname "$results")"
 	echo
 	echo "wrk \`-t$THREADS -c$CONNS -d$DURATION\`, REST \`/api/v1/lrn\` enhanced, rounds interleaved:"
 	echo
-	echo "| round | idle requests/s | following requests/s | updates posted/s meanwhile |"
-	echo "|---|---:|---:|---:|"
+	echo "| round | idle requests/s | node 3 CPU µs/request | following requests/s | node 3 CPU µs/request | updates posted/s | batches node 3 applied |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for i in $(seq 0 $((ROUNDS - 1))); do
-		printf '| %d | %.0f | %.0f | %.0f |\n' $((i + 1)) "${idle[$i]}" "${following[$i]}" "${posted[$i]}"
+		printf '| %d | %.0f | %.1f | %.0f | %.1f | %.0f | %d |\n' $((i + 1)) "${idle[$i]}" \
+			"$(awk -v c="${idle_cpu[$i]}" -v hz="$hz" -v r="${idle[$i]}" -v d="$secs" 'BEGIN { print c / hz * 1e6 / (r * d) }')" \
+			"${following[$i]}" \
+			"$(awk -v c="${following_cpu[$i]}" -v hz="$hz" -v r="${following[$i]}" -v d="$secs" 'BEGIN { print c / hz * 1e6 / (r * d) }')" \
+			"${posted[$i]}" "${applied[$i]}"
 	done
+	echo
+	echo "node 3 CPU µs/request is node 3's CPU time during the wrk run over the requests it answered: what"
+	echo "following the log adds to each lookup's share of a core."
 	echo
 	echo "Medians: idle $(printf '%.0f' "$mi"), following $(printf '%.0f' "$mf") requests/s; following / idle $(awk -v a="$mf" -v b="$mi" 'BEGIN { printf "%.2f", a / b }')."
 	echo "Node 3 at the end: \`$(echo "$status3" | sed -E 's/.*"update_log":(\{[^}]*\}).*/\1/')\`; errors logged by the nodes: $errors."
