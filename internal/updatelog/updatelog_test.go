@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -379,4 +380,31 @@ func TestStartWhilePostgresDown(t *testing.T) {
 
 	_, err = Start(Config{DSN: "postgres://nobody@127.0.0.1:1/x?sslmode=bogus", DB: testdb.Sample(t), Node: "n3"})
 	require.Error(t, err, "a DSN that cannot be right fails at once")
+}
+
+// A LISTEN connection lost while PostgreSQL stays up: the follower listens
+// again, and a batch appended around the loss (its notification possibly
+// sent to nobody) is applied all the same, by the poll or by the read that
+// follows the new LISTEN.
+func TestListenConnectionLost(t *testing.T) {
+	ctx := context.Background()
+	dsn := testpg.New(t)
+	l := openLog(t, dsn)
+	f, err := Start(Config{Log: l, DB: testdb.Sample(t), Node: "n1", Poll: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(f.Stop)
+	require.Eventually(t, func() bool { return f.Status().Listening }, 10*time.Second, 5*time.Millisecond)
+
+	c, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	var killed int
+	require.NoError(t, c.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`).Scan(&killed))
+	require.Equal(t, 1, killed)
+	e, err := l.Append(ctx, "n2", "", EncodeFeed([]format.Update{{Action: format.Delete, TN: 2014810001}}))
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, f.WaitApplied(wctx, e.Seq), "applied across the lost connection")
+	require.Eventually(t, func() bool { return f.Status().Listening }, 10*time.Second, 5*time.Millisecond, "listening again")
 }
