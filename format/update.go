@@ -128,6 +128,29 @@ func (db *DB) ApplyBatch(updates []Update, idempotencyKey string) (Receipt, erro
 	return r, nil
 }
 
+// CheckBatch runs the checks ApplyBatch runs on updates against the table
+// as it is now and applies nothing: nil when ApplyBatch would accept them,
+// else the error it would return (wrapping ErrInvalidUpdate, or ErrClosed
+// or ErrReadOnly). A node that hands a batch on to others first checks it
+// here, so that a bad batch is refused before it goes anywhere.
+func (db *DB) CheckBatch(updates []Update) error {
+	s := db.snap.Load()
+	switch {
+	case s == nil:
+		return ErrClosed
+	case db.cfg.readOnly:
+		return ErrReadOnly
+	case len(updates) > journal.MaxBatch:
+		return fmt.Errorf("%w: a batch holds at most %d updates, this one %d", ErrInvalidUpdate, journal.MaxBatch, len(updates))
+	}
+	for i := range updates {
+		if _, err := s.resolve(updates[i], false); err != nil {
+			return fmt.Errorf("%w: update %d (%c %d): %v", ErrInvalidUpdate, i+1, updates[i].Action, updates[i].TN, err)
+		}
+	}
+	return nil
+}
+
 // pending is the number of numbers with an update in the overlay.
 func (s *snapshot) pending() int {
 	if s.ov == nil {

@@ -48,6 +48,7 @@ type serveFlags struct {
 	dips                                             *dipFlags
 	redis                                            *redisFlags
 	pull                                             pullFlags
+	updates                                          updateLogFlags
 }
 
 func parseServeFlags(e *env, args []string) (*serveFlags, error) {
@@ -75,6 +76,8 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
 	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
 	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
+	fs.StringVar(&f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
+	fs.StringVar(&f.updates.node, "node", "", "this node's `name` in --updates-log, unique among its nodes (default: host name and --addr's port)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -99,6 +102,9 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 		return nil, err
 	}
 	if err := f.redis.check(); err != nil {
+		return nil, err
+	}
+	if err := f.updates.check(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -249,7 +255,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		return err
 	}
 	s.onClose(f.pull.stop) // before lv.Stop
-	return nil
+	return f.updates.start(s, s.listeners[0])
 }
 
 // startFrontEnds starts SIP, ENUM and pdb, builds the HTTP handlers and
@@ -277,6 +283,9 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	if rl != nil {
 		s.onClose(func() { rl.Close() })
 		cfg.Limiter, cfg.Redis = rl, rl.Status
+	}
+	if f.updates.follower != nil {
+		cfg.UpdateLog = f.updates.follower.Status
 	}
 	if s.acc != nil {
 		cfg.Keys, cfg.Accounts = s.acc, s.acc
@@ -333,6 +342,7 @@ func (s *serveRun) withAdmin(h http.Handler) (http.Handler, error) {
 		Keys:      s.keys.admin,
 		Live:      s.lv,
 		Logger:    s.log,
+		UpdateLog: s.updateLog(),
 		AccessLog: s.f.accessLog,
 	})
 	if err != nil {
@@ -355,6 +365,14 @@ func (s *serveRun) withAdmin(h http.Handler) (http.Handler, error) {
 		}
 		h.ServeHTTP(w, r)
 	}), nil
+}
+
+// updateLog is the admin API's shared update log; nil without one.
+func (s *serveRun) updateLog() httpapi.UpdateLog {
+	if s.f.updates.follower == nil {
+		return nil
+	}
+	return s.f.updates.follower
 }
 
 // serve says where it serves, serves until ctx ends or a listener fails,

@@ -5,15 +5,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lnpdb/lnpdb/internal/pgschema"
 )
 
 //go:embed migrations/*.sql
@@ -28,70 +27,19 @@ type PostgresStore struct {
 }
 
 // OpenPostgres connects to dsn and applies the embedded migrations the
-// database lacks.
+// database lacks (recorded in schema_migrations).
 func OpenPostgres(ctx context.Context, dsn string) (*PostgresStore, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, err := pgschema.Connect(ctx, dsn, "accounts store")
 	if err != nil {
-		return nil, fmt.Errorf("accounts DSN %q: %w", redact(dsn), err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("accounts store %s: %w", redact(dsn), err)
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := pool.Ping(cctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("accounts store %s: %w", redact(dsn), err)
-	}
-	s := &PostgresStore{pool: pool}
-	if err := s.migrate(cctx); err != nil {
+	if err := pgschema.Migrate(cctx, pool, migrations, "migrations", "schema_migrations"); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("accounts store %s: migrating: %w", redact(dsn), err)
 	}
-	return s, nil
-}
-
-// migrate applies migrations/NNNN_*.sql in order, each once, under an
-// advisory lock so that processes starting together do not race.
-func (s *PostgresStore) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7306541)`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())`); err != nil {
-			return err
-		}
-		for _, name := range names {
-			v, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0])
-			if err != nil {
-				return fmt.Errorf("migration %s: no version number", name)
-			}
-			var done bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, v).Scan(&done); err != nil {
-				return err
-			}
-			if done {
-				continue
-			}
-			sql, err := migrations.ReadFile(name)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, string(sql)); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return &PostgresStore{pool: pool}, nil
 }
 
 // Close implements [Store].

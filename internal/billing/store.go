@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"github.com/lnpdb/lnpdb/internal/pgschema"
 	"strings"
 	"time"
 )
@@ -232,13 +234,7 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 }
 
 // redact hides a DSN's password.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	return u.Redacted()
-}
+func redact(dsn string) string { return pgschema.Redact(dsn) }
 
 // newID returns a random id with prefix.
 func newID(prefix string) string {

@@ -1,17 +1,20 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/feed"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 )
 
 // The admin API changes the table while it serves:
@@ -36,6 +39,19 @@ type Live interface {
 	Applied()
 }
 
+// UpdateLog is the shared update log that several nodes follow
+// (updatelog.Follower).
+type UpdateLog interface {
+	// Post checks a batch against this node's table, appends it to the
+	// log and waits, within ctx, until wait nodes (this one first) have
+	// applied it.
+	Post(ctx context.Context, ups []format.Update, key string, wait int) (updatelog.Result, error)
+}
+
+// UpdateWaitTimeout bounds how long POST /admin/v1/updates waits for nodes
+// to apply a batch that is in the shared log already.
+const UpdateWaitTimeout = 10 * time.Second
+
 // AdminConfig configures the admin handler. Tables, Keys and Live are
 // required.
 type AdminConfig struct {
@@ -46,6 +62,10 @@ type AdminConfig struct {
 	// Live compacts the table: in the background when asked, and past
 	// its threshold after each applied batch. Required.
 	Live Live
+	// UpdateLog, when set, is the log every node follows: a posted feed
+	// is appended to it, and the node's follower applies it here as on
+	// every other node.
+	UpdateLog UpdateLog
 	// Logger receives errors and, with AccessLog, one line per request.
 	Logger    *slog.Logger
 	AccessLog bool
@@ -56,6 +76,7 @@ type Admin struct {
 	tables TableSource
 	keys   auth.KeyStore
 	live   Live
+	updlog UpdateLog
 	log    *slog.Logger
 	access bool
 	mux    *http.ServeMux
@@ -72,7 +93,7 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	if cfg.Live == nil {
 		return nil, errors.New("httpapi: AdminConfig.Live is required")
 	}
-	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live,
+	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live, updlog: cfg.UpdateLog,
 		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -141,6 +162,10 @@ type updatesBody struct {
 	Modified int `json:"modified"`
 	Deleted  int `json:"deleted"`
 	Pending  int `json:"pending"` // numbers awaiting compaction, after the batch
+	// With a shared update log: the batch's sequence number in it, and
+	// how many nodes had applied it when answered.
+	Seq          int64 `json:"seq,omitempty"`
+	NodesApplied int   `json:"nodes_applied,omitempty"`
 }
 
 // AdminBodyTimeout bounds how long an update feed may take to arrive: 64 MiB
@@ -164,7 +189,36 @@ var (
 		"The request body is larger than 64 MiB; split the feed"}}
 	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
 		"Service unavailable", CodeUnavailable, "The table is being closed; retry shortly"}}
+	errWait      = invalidRequest("The wait parameter must be an integer from 0 to 1000: how many nodes must have applied the batch before the answer")
+	errWaitNoLog = invalidRequest("wait above 1 needs a shared update log (serve --updates-log); this node applies the batch before it answers")
 )
+
+// maxWait is the largest ?wait= accepted.
+const maxWait = 1000
+
+// waitParam reads ?wait=N: how many nodes must have applied a batch before
+// the answer; 1 (this node) by default.
+func waitParam(r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("wait")
+	if v == "" {
+		return 1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxWait {
+		return 0, false
+	}
+	return n, true
+}
+
+// errLogUnavailable is the answer while the shared update log cannot be
+// reached; details say what the log said.
+func errLogUnavailable(err error) *apiError {
+	d := "The shared update log (PostgreSQL) is unreachable: nothing was logged or applied; lookups go on. Retry later (with the same Idempotency-Key)"
+	if strings.Contains(err.Error(), "may be in the log") {
+		d = "The shared update log (PostgreSQL) stopped answering while the batch was committed: it may be in the log. Send it again with the same Idempotency-Key to know; lookups go on"
+	}
+	return &apiError{http.StatusServiceUnavailable, errorBody{"Storage unavailable", CodeStorageUnavailable, d}}
+}
 
 func (a *Admin) updates(w *recorder, r *http.Request) {
 	if !a.authorize(w, r) {
@@ -188,6 +242,15 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		writeError(w, errIdempotencyKeyTooLong)
 		return
 	}
+	wait, ok := waitParam(r)
+	switch {
+	case !ok:
+		writeError(w, errWait)
+		return
+	case wait > 1 && a.updlog == nil:
+		writeError(w, errWaitNoLog)
+		return
+	}
 	// A feed of up to 64 MiB on a slow link takes longer than the server's
 	// request timeouts allow; it gets its own deadlines, so that its
 	// answer — written only after the fsync — reaches the client.
@@ -206,6 +269,10 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	ups, err := parse(body)
 	if err != nil {
 		writeError(w, invalidRequest(err.Error()+"; nothing was applied"))
+		return
+	}
+	if a.updlog != nil {
+		a.postToLog(w, r, ups, key, wait)
 		return
 	}
 	db := a.tables.DB()
@@ -250,6 +317,49 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 		a.live.Applied()
 	}
 	writeJSON(w, http.StatusOK, &res)
+}
+
+// postToLog appends a parsed feed to the shared update log and answers once
+// it is durable there and wait nodes have applied it: 200, or 202 when
+// fewer had within UpdateWaitTimeout (the batch is logged all the same and
+// every node will apply it).
+func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key string, wait int) {
+	ctx, cancel := context.WithTimeout(r.Context(), UpdateWaitTimeout)
+	defer cancel()
+	res, err := a.updlog.Post(ctx, ups, key, wait)
+	if err != nil {
+		switch {
+		case errors.Is(err, format.ErrInvalidUpdate):
+			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
+			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was logged or applied"))
+		case errors.Is(err, format.ErrClosed):
+			writeError(w, errFeedClosing)
+		case errors.Is(err, updatelog.ErrKeyReused):
+			writeError(w, errIdempotencyKeyReused)
+		case errors.Is(err, updatelog.ErrUnavailable):
+			a.log.LogAttrs(r.Context(), slog.LevelError, "updates refused: the shared update log is unreachable",
+				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
+			writeError(w, errLogUnavailable(err))
+		default:
+			a.log.LogAttrs(r.Context(), slog.LevelError, "logging updates failed",
+				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
+			writeError(w, errInternal)
+		}
+		return
+	}
+	body := updatesBody{Applied: res.Added + res.Modified + res.Deleted, Added: res.Added, Modified: res.Modified,
+		Deleted: res.Deleted, Pending: res.Pending, Seq: res.Seq, NodesApplied: res.Nodes}
+	if res.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	status := http.StatusOK
+	if !res.Complete {
+		status = http.StatusAccepted
+	}
+	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates logged",
+		slog.Int64("seq", res.Seq), slog.Int("applied", body.Applied), slog.Bool("replayed", res.Replayed),
+		slog.Int("nodes_applied", res.Nodes), slog.String("admin_key", w.keyID))
+	writeJSON(w, status, &body)
 }
 
 // compactBody is the answer to POST /admin/v1/compact.

@@ -18,6 +18,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/internal/redislimit"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -61,6 +62,9 @@ type Config struct {
 	// Redis, when set, reports the health of the shared rate limiter
 	// (serve --redis).
 	Redis func() redislimit.Status
+	// UpdateLog, when set, reports this node's place in the shared update
+	// log (serve --updates-log).
+	UpdateLog func() updatelog.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -120,6 +124,7 @@ type Handler struct {
 	live     func() live.Status
 	pull     func() distribute.Status
 	redis    func() redislimit.Status
+	updlog   func() updatelog.Status
 	gql      *executor.Executor
 	inflight inflight
 	mux      *http.ServeMux
@@ -146,6 +151,7 @@ func New(cfg Config) (*Handler, error) {
 		live:     cfg.Live,
 		pull:     cfg.Pull,
 		redis:    cfg.Redis,
+		updlog:   cfg.UpdateLog,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {

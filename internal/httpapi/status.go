@@ -9,6 +9,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/internal/redislimit"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 )
 
 // statusBody is the body of GET /api/v1/status.
@@ -20,6 +21,9 @@ type statusBody struct {
 	Pull *distribute.Status `json:"pull,omitempty"`
 	// Redis is the shared rate limiter's health (serve --redis).
 	Redis *redislimit.Status `json:"redis,omitempty"`
+	// UpdateLog is this node's place in the shared update log (serve
+	// --updates-log).
+	UpdateLog *updatelog.Status `json:"update_log,omitempty"`
 }
 
 type tableStatus struct {
@@ -61,6 +65,10 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	if h.redis != nil {
 		st := h.redis()
 		body.Redis = &st
+	}
+	if h.updlog != nil {
+		st := h.updlog()
+		body.UpdateLog = &st
 	}
 	serveStatus(w, r, &body)
 }

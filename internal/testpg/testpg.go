@@ -32,14 +32,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// server is the test binary's PostgreSQL server.
+// server is one PostgreSQL server.
 type server struct {
 	bin, dir, port string
 	asUser         string // run the binaries as this user ("" = as ourselves)
 	err            error  // why there is no server: skip with this
 	fatal          bool   // err is a failure, not a missing binary
+	// durable: a commit is acknowledged only once its WAL is written, so
+	// that it survives a stop in immediate mode (synchronous_commit on).
+	durable bool
 }
 
+// srv is the test binary's server.
 var (
 	once sync.Once
 	srv  server
@@ -50,7 +54,7 @@ var (
 // Main runs m's tests and stops the server if one was started.
 func Main(m *testing.M) int {
 	code := m.Run()
-	stop()
+	srv.stop()
 	return code
 }
 
@@ -59,7 +63,7 @@ func Main(m *testing.M) int {
 // PostgreSQL binaries are absent.
 func New(t testing.TB) string {
 	t.Helper()
-	once.Do(start)
+	once.Do(srv.start)
 	if srv.err != nil {
 		if srv.fatal {
 			t.Fatalf("starting PostgreSQL: %v", srv.err)
@@ -115,7 +119,7 @@ func version(dir string) int {
 	return v
 }
 
-func start() {
+func (srv *server) start() {
 	bin, err := binDir()
 	if err != nil {
 		srv.err = err
@@ -155,34 +159,89 @@ func start() {
 		srv.dir = dir
 	}
 	data := filepath.Join(srv.dir, "data")
-	if out, err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+	if out, err := srv.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
 		srv.err, srv.fatal = fmt.Errorf("initdb: %v\n%s", err, out), true
 		return
 	}
 	// A free port can be taken between choosing and listening: retry.
 	for range 5 {
 		srv.port = freePort()
-		opts := "-h 127.0.0.1 -p " + srv.port + " -k " + srv.dir + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-		out, err := run("pg_ctl", "-D", data, "-l", filepath.Join(srv.dir, "log"), "-w", "-t", "60", "-o", opts, "start")
-		if err == nil {
+		if srv.err = srv.pgStart(); srv.err == nil {
 			return
 		}
-		srv.err, srv.fatal = fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(filepath.Join(srv.dir, "log"))), true
+		srv.fatal = true
 	}
 }
 
-func stop() {
+// pgStart starts the server on its data directory and port.
+func (srv *server) pgStart() error {
+	opts := "-h 127.0.0.1 -p " + srv.port + " -k " + srv.dir + " -c fsync=off -c full_page_writes=off -c max_connections=200"
+	if !srv.durable {
+		opts += " -c synchronous_commit=off"
+	}
+	out, err := srv.run("pg_ctl", "-D", filepath.Join(srv.dir, "data"), "-l", filepath.Join(srv.dir, "log"), "-w", "-t", "60", "-o", opts, "start")
+	if err != nil {
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(filepath.Join(srv.dir, "log")))
+	}
+	return nil
+}
+
+func (srv *server) stop() {
 	if srv.dir == "" {
 		return
 	}
 	if srv.err == nil {
-		_, _ = run("pg_ctl", "-D", filepath.Join(srv.dir, "data"), "-m", "immediate", "-w", "stop")
+		_, _ = srv.run("pg_ctl", "-D", filepath.Join(srv.dir, "data"), "-m", "immediate", "-w", "stop")
 	}
 	_ = os.RemoveAll(srv.dir)
 }
 
+// Server is a PostgreSQL server of one test's own, for a test that stops
+// and starts it (a shared server must stay up for the other tests).
+type Server struct {
+	s server
+}
+
+// NewServer starts a server for t alone, stopped and removed when t ends,
+// and skips t when the PostgreSQL binaries are absent. A commit it
+// acknowledged survives Stop (which stops it as a crash would; the
+// machine's own crash is not simulated: fsync stays off).
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{s: server{durable: true}}
+	s.s.start()
+	t.Cleanup(s.s.stop)
+	if s.s.err != nil {
+		if s.s.fatal {
+			t.Fatalf("starting PostgreSQL: %v", s.s.err)
+		}
+		t.Skipf("skipping: %v", s.s.err)
+	}
+	return s
+}
+
+// DSN is the connection string of the server's database postgres.
+func (s *Server) DSN() string { return dsn(s.s.port, "postgres") }
+
+// Stop stops the server as a crash would (immediate mode): clients lose
+// their connections, and committed transactions survive.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	if out, err := s.s.run("pg_ctl", "-D", filepath.Join(s.s.dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+		t.Fatalf("pg_ctl stop: %v\n%s", err, out)
+	}
+}
+
+// Start starts the stopped server again, on the same port.
+func (s *Server) Start(t testing.TB) {
+	t.Helper()
+	if err := s.s.pgStart(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // run runs one of the PostgreSQL binaries, as srv.asUser when set.
-func run(name string, args ...string) ([]byte, error) {
+func (srv *server) run(name string, args ...string) ([]byte, error) {
 	path := filepath.Join(srv.bin, name)
 	var cmd *exec.Cmd
 	if srv.asUser != "" {
