@@ -1,7 +1,9 @@
 // Package golden keeps the golden files of the lookup packages
 // (testdata/golden/*.json): for each case, a lookup's REST wire body,
 // compared byte for byte in compact form. `go test -update` in a lookup
-// package rewrites its file.
+// package rewrites its file. It also holds the checks every lookup package
+// makes alike: its sentinel errors are the root package's, and a closed
+// table answers ErrClosed.
 package golden
 
 import (
@@ -17,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -97,4 +101,43 @@ func Check(t testing.TB, name string, got []Case) {
 		assert.Equal(t, want[i].Messaging, got[i].Messaging, want[i].Case)
 		assert.Equal(t, compact.String(), string(got[i].Body), "%s: %s", want[i].Case, want[i].Number)
 	}
+}
+
+// Run looks up every case with lookup on the sample table, checks that it
+// takes its Branch (the error it must match, or what branch returns for the
+// answer), and compares the wire bodies with testdata/golden/name as Check
+// does.
+func Run[R any](t *testing.T, name string, cases []Case, lookup func(db *format.DB, c Case) (R, error), branch func(R) any) {
+	t.Helper()
+	db := testdb.Sample(t)
+	got := make([]Case, len(cases))
+	for i, c := range cases {
+		r, err := lookup(db, c)
+		if want, ok := c.Branch.(error); ok {
+			assert.ErrorIs(t, err, want, c.Case)
+		} else {
+			assert.Equal(t, c.Branch, branch(r), c.Case)
+		}
+		c.Body = WireBody(t, r, err)
+		got[i] = c
+	}
+	Check(t, name, got)
+}
+
+// Sentinels checks that a lookup package's sentinel errors are the root
+// package's values, so that errors.Is matches either name.
+func Sentinels(t testing.TB, invalidNumber, notFound, closed error) {
+	t.Helper()
+	assert.Same(t, lnpdb.ErrInvalidNumber, invalidNumber)
+	assert.Same(t, lnpdb.ErrNotFound, notFound)
+	assert.Same(t, lnpdb.ErrClosed, closed)
+}
+
+// Closed checks that lookup, given a sample table that has been closed,
+// fails with lnpdb.ErrClosed.
+func Closed(t testing.TB, lookup func(db *format.DB) error) {
+	t.Helper()
+	db := testdb.Open(t, lnpdb.Sample())
+	require.NoError(t, db.Close())
+	assert.ErrorIs(t, lookup(db), lnpdb.ErrClosed)
 }
