@@ -40,13 +40,6 @@ func TestErrorsAreTheRootSentinels(t *testing.T) {
 	golden.Sentinels(t, cnam.ErrInvalidNumber, cnam.ErrNotFound, cnam.ErrClosed)
 }
 
-func TestClosed(t *testing.T) {
-	golden.Closed(t, func(db *format.DB) error {
-		_, err := cnam.Lookup(db, "12025550123")
-		return err
-	})
-}
-
 func TestWirelessAllocatesNothing(t *testing.T) {
 	// A record's name is decompressed from the table and the location is
 	// built, so those allocate; the wireless fallback and a miss do not.

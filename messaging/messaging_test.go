@@ -33,13 +33,6 @@ func TestErrorsAreTheRootSentinels(t *testing.T) {
 	golden.Sentinels(t, messaging.ErrInvalidNumber, messaging.ErrNotFound, messaging.ErrClosed)
 }
 
-func TestClosed(t *testing.T) {
-	golden.Closed(t, func(db *format.DB) error {
-		_, err := messaging.Lookup(db, "12025550123")
-		return err
-	})
-}
-
 func TestZeroAllocs(t *testing.T) {
 	db := testdb.Sample(t)
 	for _, n := range []string{"12015826348", "12025550123", "12052890234", "12025560123"} {

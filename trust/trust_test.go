@@ -49,13 +49,6 @@ func TestErrorsAreTheRootSentinels(t *testing.T) {
 	golden.Sentinels(t, trust.ErrInvalidNumber, trust.ErrNotFound, trust.ErrClosed)
 }
 
-func TestClosed(t *testing.T) {
-	golden.Closed(t, func(db *format.DB) error {
-		_, err := trust.Lookup(db, "12025550123", trust.Options{})
-		return err
-	})
-}
-
 func TestNowDefaultsToTheClock(t *testing.T) {
 	db := testdb.Sample(t)
 	// Ported on 2026-11-21: recent at the golden clock, old a year later.

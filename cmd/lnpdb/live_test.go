@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"io/fs"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/feed"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"

@@ -191,7 +191,7 @@ func TestServeAccountsRefuses(t *testing.T) {
 		{[]string{"--db", table, "--accounts", "bolt://" + missing, "--keys", keys}, 2, "leave out --keys"},
 		{[]string{"--db", table, "--accounts", "bolt://" + missing, "--dev-key"}, 2, "leave out --keys and --dev-key"},
 	} {
-		code, _, errOut := runLnpdb(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
+		code, _, errOut := runCmd(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}

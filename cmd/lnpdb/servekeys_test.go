@@ -21,9 +21,7 @@ import (
 // newKeyIn runs lnpdb key new --keys path and returns the key.
 func newKeyIn(t *testing.T, path string) string {
 	t.Helper()
-	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", path}), errb.String())
-	return strings.TrimSpace(out.String())
+	return strings.TrimSpace(mustRun(t, "key", "new", "--keys", path))
 }
 
 // awaitCount waits until s's stderr holds want n times.

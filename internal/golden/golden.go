@@ -106,7 +106,8 @@ func Check(t testing.TB, name string, got []Case) {
 // Run looks up every case with lookup on the sample table, checks that it
 // takes its Branch (the error it must match, or what branch returns for the
 // answer), and compares the wire bodies with testdata/golden/name as Check
-// does.
+// does. Last it closes the table and checks that the first case's lookup
+// then fails with lnpdb.ErrClosed.
 func Run[R any](t *testing.T, name string, cases []Case, lookup func(db *format.DB, c Case) (R, error), branch func(R) any) {
 	t.Helper()
 	db := testdb.Sample(t)
@@ -122,6 +123,11 @@ func Run[R any](t *testing.T, name string, cases []Case, lookup func(db *format.
 		got[i] = c
 	}
 	Check(t, name, got)
+
+	closed := testdb.Open(t, lnpdb.Sample())
+	require.NoError(t, closed.Close())
+	_, err := lookup(closed, cases[0])
+	assert.ErrorIs(t, err, lnpdb.ErrClosed, "a lookup on a closed table")
 }
 
 // Sentinels checks that a lookup package's sentinel errors are the root
@@ -131,13 +137,4 @@ func Sentinels(t testing.TB, invalidNumber, notFound, closed error) {
 	assert.Same(t, lnpdb.ErrInvalidNumber, invalidNumber)
 	assert.Same(t, lnpdb.ErrNotFound, notFound)
 	assert.Same(t, lnpdb.ErrClosed, closed)
-}
-
-// Closed checks that lookup, given a sample table that has been closed,
-// fails with lnpdb.ErrClosed.
-func Closed(t testing.TB, lookup func(db *format.DB) error) {
-	t.Helper()
-	db := testdb.Open(t, lnpdb.Sample())
-	require.NoError(t, db.Close())
-	assert.ErrorIs(t, lookup(db), lnpdb.ErrClosed)
 }

@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/lnpdb/lnpdb/internal/auth"
-	"github.com/lnpdb/lnpdb/internal/ratelimit"
-	"github.com/lnpdb/lnpdb/internal/testclock"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -22,6 +19,9 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/testclock"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
