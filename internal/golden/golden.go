@@ -87,10 +87,7 @@ func Check(t testing.TB, name string, got []Case) {
 		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 		return
 	}
-	b, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	var want []Case
-	require.NoError(t, json.Unmarshal(b, &want))
+	want := Read(t, "..", name)
 	require.Len(t, got, len(want), "cases differ from %s; run go test -update", path)
 	for i := range want {
 		var compact bytes.Buffer
@@ -101,6 +98,17 @@ func Check(t testing.TB, name string, got []Case) {
 		assert.Equal(t, want[i].Messaging, got[i].Messaging, want[i].Case)
 		assert.Equal(t, compact.String(), string(got[i].Body), "%s: %s", want[i].Case, want[i].Number)
 	}
+}
+
+// Read returns the cases of testdata/golden/name below root, the module
+// root as a path from the calling package's directory.
+func Read(t testing.TB, root, name string) []Case {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "golden", name))
+	require.NoError(t, err, "run go test -update in the lookup package to create it")
+	var cases []Case
+	require.NoError(t, json.Unmarshal(b, &cases))
+	return cases
 }
 
 // Run looks up every case with lookup on the sample table, checks that it

@@ -134,6 +134,20 @@ func (a *Admin) authorize(w *recorder, r *http.Request) bool {
 	return true
 }
 
+// authorizedTable authorizes r as authorize does and returns the served
+// table; it returns nil when it has answered instead: a missing or unknown
+// key, or no table being served.
+func (a *Admin) authorizedTable(w *recorder, r *http.Request) *format.DB {
+	if !a.authorize(w, r) {
+		return nil
+	}
+	db := a.tables.DB()
+	if db == nil {
+		writeError(w, errUnavailable)
+	}
+	return db
+}
+
 // updatesBody is the answer to POST /admin/v1/updates.
 type updatesBody struct {
 	Applied  int `json:"applied"`
@@ -259,12 +273,8 @@ type compactBody struct {
 }
 
 func (a *Admin) compactNow(w *recorder, r *http.Request) {
-	if !a.authorize(w, r) {
-		return
-	}
-	db := a.tables.DB()
+	db := a.authorizedTable(w, r)
 	if db == nil {
-		writeError(w, errUnavailable)
 		return
 	}
 	res := compactBody{Status: "running", Pending: db.PendingUpdates()}
