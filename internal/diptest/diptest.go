@@ -13,6 +13,16 @@ import (
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
+// Fixed returns the Tables of a front end that serves db and nothing else
+// (nil: no table, as before the first one loads).
+func Fixed(db *format.DB) FixedTables { return FixedTables{db} }
+
+// FixedTables serves one table; see Fixed.
+type FixedTables struct{ db *format.DB }
+
+// DB returns the table.
+func (t FixedTables) DB() *format.DB { return t.db }
+
 // Numbers are one number of each kind, canonical 11 digits (Invalid is not
 // a NANP number).
 type Numbers struct {
