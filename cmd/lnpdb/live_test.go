@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -356,7 +355,7 @@ func TestServeReload(t *testing.T) {
 	// Without the watch, a replacement is picked up on SIGHUP only.
 	f.replace(t, f.alt)
 	require.Equal(t, "sample", stateOf(p), "not reloaded yet")
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `msg="(table reloaded)" reason=SIGHUP`)
 	require.Equal(t, "alt", stateOf(p))
 
@@ -367,7 +366,7 @@ func TestServeReload(t *testing.T) {
 	// A damaged replacement is refused; the table keeps serving.
 	require.NoError(t, os.WriteFile(f.table+".bad", []byte("not a table"), 0o644))
 	require.NoError(t, os.Rename(f.table+".bad", f.table))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `msg="(table reload failed)`)
 	assert.Equal(t, "updated", stateOf(p))
 	assert.Equal(t, "alt", stateOf(f.probes[1]))

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,6 +84,20 @@ func (s *serving) await(t *testing.T, stream *syncBuffer, re string) string {
 		return m != nil
 	}, 30*time.Second, 10*time.Millisecond, "waiting for %q", re)
 	return m[1]
+}
+
+// awaitCount waits until s's stderr holds want n times.
+func (s *serving) awaitCount(t *testing.T, want string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Count(s.stderr.String(), want) >= n },
+		30*time.Second, 10*time.Millisecond, "waiting for %q ×%d in: %s", want, n, s.stderr.String())
+}
+
+// sighup sends this process, in which serve runs, SIGHUP: serve's signal
+// to reload its files.
+func sighup(t *testing.T) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
 }
 
 // stop cancels serve's context and returns its exit status.
