@@ -16,6 +16,16 @@ repo=$(dirname "$bench")
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 script="$(basename "$here")/$(basename "${BASH_SOURCE[1]}")"
 
+# defaults NAME=VALUE... sets each NAME that the environment leaves unset
+# or empty to VALUE: a script's settings.
+defaults() {
+	local kv k
+	for kv in "$@"; do
+		k=${kv%%=*}
+		[[ -n ${!k:-} ]] || printf -v "$k" '%s' "${kv#*=}"
+	done
+}
+
 log() { printf '%s %s: %s\n' "$(date +%T)" "$script" "$*" >&2; }
 die() {
 	log "$*"

@@ -24,13 +24,8 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-PORTED=${PORTED:-100000}
-THREADS=${THREADS:-1}
-CONNS=${CONNS:-32}
-DURATION=${DURATION:-10s}
-ROUNDS=${ROUNDS:-3}
-WARMUP=${WARMUP:-2s}
-PORT=${PORT:-18180}
+defaults PORTED=100000 THREADS=1 CONNS=32 DURATION=10s ROUNDS=3 WARMUP=2s \
+	PORT=18180
 results=${RESULTS:-$bench/results/billing.md}
 
 need go

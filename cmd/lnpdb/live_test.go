@@ -59,15 +59,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	require.Greater(t, len(rows), liveProbes*2)
 
 	// The alternate table: the probes take the LRN and SPID of other rows.
-	alt := fstest.MapFS{}
-	require.NoError(t, fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(src, p)
-		alt[p] = &fstest.MapFile{Data: b}
-		return err
-	}))
+	alt := testdb.Copy(t, src)
 	var altRows, feedBuf bytes.Buffer
 	aw, fw := csv.NewWriter(&altRows), csv.NewWriter(&feedBuf)
 	require.NoError(t, aw.Write(rows[0]))
