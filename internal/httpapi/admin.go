@@ -63,14 +63,8 @@ type Admin struct {
 
 // NewAdmin returns the admin handler for cfg.
 func NewAdmin(cfg AdminConfig) (*Admin, error) {
-	if cfg.Tables == nil {
-		return nil, errors.New("httpapi: AdminConfig.Tables is required")
-	}
-	if cfg.Keys == nil {
-		return nil, errors.New("httpapi: AdminConfig.Keys is required")
-	}
-	if cfg.Live == nil {
-		return nil, errors.New("httpapi: AdminConfig.Live is required")
+	if err := required("AdminConfig", "Tables", cfg.Tables, "Keys", cfg.Keys, "Live", cfg.Live); err != nil {
+		return nil, err
 	}
 	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live,
 		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}

@@ -120,13 +120,22 @@ type Handler struct {
 	mux      *http.ServeMux
 }
 
+// required returns an error naming the first field of the configuration
+// config that is nil; fields alternates names and values, as in
+// required("Config", "Tables", cfg.Tables, "Keys", cfg.Keys).
+func required(config string, fields ...any) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == nil {
+			return fmt.Errorf("httpapi: %s.%s is required", config, fields[i])
+		}
+	}
+	return nil
+}
+
 // New returns the Handler for cfg.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Tables == nil {
-		return nil, errors.New("httpapi: Config.Tables is required")
-	}
-	if cfg.Keys == nil {
-		return nil, errors.New("httpapi: Config.Keys is required")
+	if err := required("Config", "Tables", cfg.Tables, "Keys", cfg.Keys); err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		tables:   cfg.Tables,
