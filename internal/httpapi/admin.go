@@ -99,14 +99,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.String("remote", r.RemoteAddr))
 		}
 	}()
-	handler, _ := a.mux.Handler(r)
-	rt, ok := handler.(*route)
-	if !ok {
-		writeError(rec, errNoRoute)
-		return
-	}
-	rec.route = rt.path
-	rt.fn(rec, r)
+	dispatch(a.mux, rec, r)
 }
 
 // authorize authenticates an admin key. When it returns false it has

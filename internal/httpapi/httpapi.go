@@ -281,7 +281,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*rec = recorder{}
 		recorders.Put(rec)
 	}()
-	handler, _ := h.mux.Handler(r)
+	dispatch(h.mux, rec, r)
+}
+
+// dispatch runs the route of mux that r asks for, naming it on rec.
+func dispatch(mux *http.ServeMux, rec *recorder, r *http.Request) {
+	handler, _ := mux.Handler(r)
 	rt, ok := handler.(*route)
 	if !ok {
 		// No endpoint, or a path the mux would redirect to its clean form:
