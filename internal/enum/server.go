@@ -73,9 +73,7 @@ func (s *Server) serve(srv *dns.Server) error {
 // Shutdown stops every Serve, waiting for the queries being answered until
 // ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, c := range s.udp.Close() {
-		c.Close() // a query being answered finishes; its answer may not be sent
-	}
+	sockets.CloseAll(&s.udp) // a query being answered finishes; its answer may not be sent
 	var first error
 	for _, srv := range s.servers.Close() {
 		if err := srv.ShutdownContext(ctx); err != nil {

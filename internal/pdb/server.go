@@ -109,17 +109,8 @@ func (s *Server) Serve(conn net.PacketConn) error {
 // Shutdown stops every Serve and waits until the queries being answered are
 // answered, or ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, c := range s.conns.Close() {
-		c.Close()
-	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	sockets.CloseAll(&s.conns)
+	return sockets.Wait(ctx, &s.wg)
 }
 
 // read is one socket's service: batched for a UDP socket, a datagram at a

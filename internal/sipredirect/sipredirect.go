@@ -204,17 +204,8 @@ func (s *Server) served(l io.Closer, err error) error {
 // Shutdown stops reading requests, waits for the ones being answered (or
 // for ctx to end), then closes the transport layer's connections.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, l := range s.listeners.Close() {
-		l.Close()
-	}
-	done := make(chan struct{})
-	go func() { s.inflight.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	sockets.CloseAll(&s.listeners)
+	err := sockets.Wait(ctx, &s.inflight)
 	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}

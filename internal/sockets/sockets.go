@@ -6,7 +6,11 @@
 // it; it owns no sockets and closes nothing itself.
 package sockets
 
-import "sync"
+import (
+	"context"
+	"io"
+	"sync"
+)
 
 // Set is what one server serves on. The zero value is empty and open; a
 // Set is safe for concurrent use.
@@ -56,4 +60,28 @@ func (s *Set[T]) Close() []T {
 		out = append(out, x)
 	}
 	return out
+}
+
+// CloseAll closes s and everything it tracks: how a Shutdown stops the
+// Serves reading from s's sockets.
+func CloseAll[T interface {
+	comparable
+	io.Closer
+}](s *Set[T]) {
+	for _, x := range s.Close() {
+		x.Close()
+	}
+}
+
+// Wait waits for wg, the requests or readers a Shutdown lets finish, until
+// ctx ends; it returns ctx's error when ctx ended first.
+func Wait(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
