@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +32,7 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 		"panic":   newServer(t, func(c *Config) { c.Tables = panicTables{} }),
 		"notable": newServer(t, func(c *Config) { c.Tables = new(Table) }),
 	}
-	vac := vacant(t, main.h.tables.DB())
+	vac := diptest.Vacant(t, main.h.tables.DB())
 	noKey := []string{"Content-Type", "application/json"}
 	badKey := []string{"Content-Type", "application/json", "Authorization", "Bearer nope"}
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
