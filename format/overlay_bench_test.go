@@ -42,18 +42,7 @@ func BenchmarkGetOverlay(b *testing.B) {
 			if got := db.PendingUpdates(); got != len(c.updates) {
 				b.Fatalf("%d pending updates, want %d", got, len(c.updates))
 			}
-			qs := t.Queries
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				r, err := db.Get(qs[i&(len(qs)-1)], format.FieldPorted)
-				if err != nil {
-					b.Fatal(err)
-				}
-				sinkRecord = r.Ported.OK
-			}
-			b.StopTimer()
-			t.Report(b, 1)
+			benchGet(b, db, t, format.FieldPorted)
 		})
 	}
 }
