@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
 )
 
 // authHeader picks one of the Authorization variants the fuzzers try.
