@@ -46,6 +46,7 @@ type serveFlags struct {
 	limit, compactAt                                 int
 	leaseTTL, watchEvery                             time.Duration
 	dips                                             *dipFlags
+	redis                                            *redisFlags
 	pull                                             pullFlags
 }
 
@@ -70,6 +71,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.BoolVar(&f.h2c, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
 	f.dips = addDipFlags(fs)
+	f.redis = addRedisFlags(fs)
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
 	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
 	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
@@ -94,6 +96,9 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 		return nil, fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", errUsage, f.dbPath)
 	}
 	if err := f.pull.check(f.dbPath); err != nil {
+		return nil, err
+	}
+	if err := f.redis.check(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -264,6 +269,14 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		ServeMetrics: f.metricsAddr == "",
 		Live:         s.lv.Status,
 		Pull:         f.pull.status(),
+	}
+	rl, err := f.redis.open(s.log, s.reg)
+	if err != nil {
+		return err
+	}
+	if rl != nil {
+		s.onClose(func() { rl.Close() })
+		cfg.Limiter, cfg.Redis = rl, rl.Status
 	}
 	if s.acc != nil {
 		cfg.Keys, cfg.Accounts = s.acc, s.acc

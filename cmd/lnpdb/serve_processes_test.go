@@ -32,6 +32,7 @@ type serveProcess struct {
 	cmd  *exec.Cmd
 	base string
 	exit chan error
+	logs *testio.Buffer
 }
 
 func startServeProcess(t *testing.T, args ...string) *serveProcess {
@@ -41,6 +42,7 @@ func startServeProcess(t *testing.T, args ...string) *serveProcess {
 	p.cmd = cmd
 	cmd.Env = append(os.Environ(), asLnpdbEnv+"=1")
 	logs := new(testio.Buffer)
+	p.logs = logs
 	cmd.Stderr = logs
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -48,6 +48,9 @@
 // for a place, then is answered 429.
 // When the limiter itself fails the request is let through and the failure is
 // logged: routing must not stop because a shared counter store is down.
+// The limiter shared by several nodes in Redis (internal/redislimit) does
+// not fail that way: it decides locally while Redis is away, and with
+// [Config.Redis] /api/v1/status shows its health under "redis".
 //
 // # GraphQL
 //

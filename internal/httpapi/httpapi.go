@@ -17,6 +17,7 @@ import (
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
+	"github.com/lnpdb/lnpdb/internal/redislimit"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
@@ -57,6 +58,9 @@ type Config struct {
 	// Pull, when set, reports the fetch of the table from an origin
 	// (serve --db-url).
 	Pull func() distribute.Status
+	// Redis, when set, reports the health of the shared rate limiter
+	// (serve --redis).
+	Redis func() redislimit.Status
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -115,6 +119,7 @@ type Handler struct {
 	now      func() time.Time
 	live     func() live.Status
 	pull     func() distribute.Status
+	redis    func() redislimit.Status
 	gql      *executor.Executor
 	inflight inflight
 	mux      *http.ServeMux
@@ -149,6 +154,7 @@ func New(cfg Config) (*Handler, error) {
 		now:      cfg.Now,
 		live:     cfg.Live,
 		pull:     cfg.Pull,
+		redis:    cfg.Redis,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/redislimit"
 )
 
 // TestOpenAPIDescribesResponses sends every endpoint its success and every
@@ -27,7 +29,12 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 	require.NoError(t, doc.Validate(ctx))
 
 	main := newServer(t, unlimited)
+	// A Redis limiter whose Redis is away: its status has every field.
+	away, err := redislimit.New(redislimit.Config{URL: "redis://127.0.0.1:1/0"})
+	require.NoError(t, err)
+	t.Cleanup(func() { away.Close() })
 	servers := map[string]*server{
+		"redis":   newServer(t, func(c *Config) { c.Limiter = away; c.Redis = away.Status }),
 		"main":    main,
 		"panic":   newServer(t, func(c *Config) { c.Tables = panicTables{} }),
 		"notable": newServer(t, func(c *Config) { c.Tables = new(Table) }),
@@ -72,6 +79,8 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 		call{"panic", "POST", "/graphql", gq, jsonKey, 500},
 		call{"notable", "POST", "/graphql", gq, jsonKey, 503},
 		call{"main", "GET", "/api/v1/status", "", nil, 200},
+		call{"redis", "POST", "/api/v1/lrn", `{"phone_number":"12025550123"}`, jsonKey, 200},
+		call{"redis", "GET", "/api/v1/status", "", nil, 200},
 		call{"main", "POST", "/api/v1/status", "", nil, 405},
 		call{"notable", "GET", "/api/v1/status", "", nil, 503},
 		call{"main", "GET", "/openapi.json", "", nil, 200},

@@ -8,6 +8,7 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/distribute"
 	"github.com/lnpdb/lnpdb/internal/live"
+	"github.com/lnpdb/lnpdb/internal/redislimit"
 )
 
 // statusBody is the body of GET /api/v1/status.
@@ -17,6 +18,8 @@ type statusBody struct {
 	Live   *live.Status `json:"live,omitempty"`
 	// Pull is the table fetch from an origin (serve --db-url).
 	Pull *distribute.Status `json:"pull,omitempty"`
+	// Redis is the shared rate limiter's health (serve --redis).
+	Redis *redislimit.Status `json:"redis,omitempty"`
 }
 
 type tableStatus struct {
@@ -54,6 +57,10 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	if h.pull != nil {
 		st := h.pull()
 		body.Pull = &st
+	}
+	if h.redis != nil {
+		st := h.redis()
+		body.Redis = &st
 	}
 	serveStatus(w, r, &body)
 }

@@ -1,8 +1,9 @@
 // Package ratelimit owns the per-key limits of every front end: the Limiter
 // interface (a fixed window of lookups per key; a request of n lookups is
 // allowed whole or refused whole) and MemoryLimiter, its in-process
-// implementation. A shared implementation (Redis) satisfies the same
-// interface. The headers that report a Decision are the front end's.
+// implementation. The implementation shared by several nodes, over Redis,
+// is internal/redislimit's. The headers that report a Decision are the
+// front end's.
 package ratelimit
 
 import (
@@ -30,8 +31,8 @@ type Decision struct {
 }
 
 // Limiter counts lookups per key. The in-memory [MemoryLimiter] serves one
-// process; an implementation over Redis or PostgreSQL shares the counts
-// between nodes.
+// process; internal/redislimit's, over Redis, shares the counts between
+// nodes.
 type Limiter interface {
 	// AllowN counts the n lookups of one request of keyID, whose budget is
 	// limit lookups per window, and says whether the request may proceed.
