@@ -99,6 +99,24 @@ await_http() {
 	die "$what did not start: $(cat "$logfile")"
 }
 
+# serve_each TARGET... starts, for each target, `lnpdb serve --db
+# tmp/us.lnpdb ARGS... --addr 127.0.0.1:PORT --log-format json` (logs in
+# tmp/serve.TARGET.out and .log), then waits until every one answers. The
+# script defines port TARGET (prints PORT) and args_for TARGET (sets the
+# array args).
+serve_each() {
+	local t
+	for t in "$@"; do
+		args_for "$t"
+		"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" "${args[@]}" --addr "127.0.0.1:$(port "$t")" \
+			--log-format json >"$tmp/serve.$t.out" 2>"$tmp/serve.$t.log" &
+		pids+=($!)
+	done
+	for t in "$@"; do
+		await_http "serve ($t)" "$tmp/serve.$t.log" "http://127.0.0.1:$(port "$t")/api/v1/status"
+	done
+}
+
 # wrk_post NAME DURATION URL -- POST_ARGS... runs wrk -t$THREADS -c$CONNS
 # with http/post.lua and POST_ARGS, keeps its output in tmp/wrk.NAME.out and
 # prints its RESULT line's JSON.

@@ -66,19 +66,14 @@ key_postgres=$(account "$pg_dsn")
 targets=(off bolt postgres)
 port() { case $1 in off) echo "$PORT" ;; bolt) echo $((PORT + 1)) ;; postgres) echo $((PORT + 2)) ;; esac; }
 key() { case $1 in off) echo "$key_off" ;; bolt) echo "$key_bolt" ;; postgres) echo "$key_postgres" ;; esac; }
-for t in "${targets[@]}"; do
-	case $t in
+args_for() {
+	case $1 in
 	off) args=(--keys "$tmp/keys") ;;
 	bolt) args=(--accounts "bolt://$tmp/accounts.db") ;;
 	postgres) args=(--accounts "$pg_dsn") ;;
 	esac
-	"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" "${args[@]}" --addr "127.0.0.1:$(port "$t")" \
-		--log-format json >"$tmp/serve.$t.out" 2>"$tmp/serve.$t.log" &
-	pids+=($!)
-done
-for t in "${targets[@]}"; do
-	await_http "serve ($t)" "$tmp/serve.$t.log" "http://127.0.0.1:$(port "$t")/api/v1/status"
-done
+}
+serve_each "${targets[@]}"
 
 load() { wrk_post "$1" "$2" "http://127.0.0.1:$(port "$1")/api/v1/lrn" -- rest "$(key "$1")" "$tmp/numbers"; }
 rounds "${targets[@]}"

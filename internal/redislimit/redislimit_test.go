@@ -1,7 +1,6 @@
 package redislimit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/testio"
 	"github.com/lnpdb/lnpdb/internal/testredis"
 )
 
@@ -166,22 +166,9 @@ func testTwoNodesShareOneBudget(t *testing.T, pipeline bool) {
 }
 
 // logCounter counts the log lines that contain a word.
-type logCounter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logCounter struct{ testio.Buffer }
 
-func (c *logCounter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(p)
-}
-
-func (c *logCounter) count(s string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Count(c.buf.String(), s)
-}
+func (c *logCounter) count(s string) int { return strings.Count(c.String(), s) }
 
 // TestRedisStoppedMidRun stops Redis while two nodes decide without pause:
 // every request keeps its answer (no error, none stuck), the nodes fall
