@@ -1,7 +1,6 @@
 package cnam
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -42,17 +41,9 @@ const (
 )
 
 // String returns "record", "wireless" or "location".
-func (s Source) String() string {
-	switch s {
-	case SourceRecord:
-		return "record"
-	case SourceWireless:
-		return "wireless"
-	case SourceLocation:
-		return "location"
-	}
-	return fmt.Sprintf("Source(%d)", uint8(s))
-}
+func (s Source) String() string { return lookup.Name("Source", sourceNames[:], s) }
+
+var sourceNames = [...]string{SourceRecord: "record", SourceWireless: "wireless", SourceLocation: "location"}
 
 // Result is the body of POST /api/v1/cnam.
 type Result struct {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
@@ -27,33 +27,17 @@ var cnamCases = []golden.Case{
 }
 
 func TestGolden(t *testing.T) {
-	db := testdb.Sample(t)
-	got := make([]golden.Case, len(cnamCases))
-	for i, c := range cnamCases {
+	golden.Run(t, "cnam.json", cnamCases, func(db *format.DB, c golden.Case) (cnam.Result, error) {
 		r, err := cnam.Lookup(db, c.Number)
-		if want, ok := c.Branch.(error); ok {
-			assert.ErrorIs(t, err, want, c.Case)
-		} else {
-			assert.Equal(t, c.Branch, r.Source, c.Case)
+		if err == nil {
 			assert.LessOrEqual(t, len([]rune(r.CNAM)), cnam.MaxLen, c.Case)
 		}
-		c.Body = golden.WireBody(t, r, err)
-		got[i] = c
-	}
-	golden.Check(t, "cnam.json", got)
+		return r, err
+	}, func(r cnam.Result) any { return r.Source })
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {
-	assert.Same(t, lnpdb.ErrInvalidNumber, cnam.ErrInvalidNumber)
-	assert.Same(t, lnpdb.ErrNotFound, cnam.ErrNotFound)
-	assert.Same(t, lnpdb.ErrClosed, cnam.ErrClosed)
-}
-
-func TestClosed(t *testing.T) {
-	db := testdb.Open(t, lnpdb.Sample())
-	assert.NoError(t, db.Close())
-	_, err := cnam.Lookup(db, "12025550123")
-	assert.ErrorIs(t, err, cnam.ErrClosed)
+	golden.Sentinels(t, cnam.ErrInvalidNumber, cnam.ErrNotFound, cnam.ErrClosed)
 }
 
 func TestWirelessAllocatesNothing(t *testing.T) {

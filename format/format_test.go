@@ -306,15 +306,7 @@ func TestCloseDuringLookups(t *testing.T) {
 
 // withFile returns mini's files with one file replaced.
 func withFile(t *testing.T, name, content string) fstest.MapFS {
-	m := fstest.MapFS{}
-	require.NoError(t, fs.WalkDir(mini, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(mini, p)
-		m[p] = &fstest.MapFile{Data: b}
-		return err
-	}))
+	m := testdb.Copy(t, mini)
 	if content == "" {
 		delete(m, name)
 	} else {

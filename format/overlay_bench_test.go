@@ -1,7 +1,7 @@
 package format_test
 
 import (
-	"encoding/csv"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,18 +42,7 @@ func BenchmarkGetOverlay(b *testing.B) {
 			if got := db.PendingUpdates(); got != len(c.updates) {
 				b.Fatalf("%d pending updates, want %d", got, len(c.updates))
 			}
-			qs := t.Queries
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				r, err := db.Get(qs[i&(len(qs)-1)], format.FieldPorted)
-				if err != nil {
-					b.Fatal(err)
-				}
-				sinkRecord = r.Ported.OK
-			}
-			b.StopTimer()
-			t.Report(b, 1)
+			benchGet(b, db, t, format.FieldPorted)
 		})
 	}
 }
@@ -90,36 +79,23 @@ func openCopy(b *testing.B, path string) *format.DB {
 // that gives the number the LRN of the row before it.
 func portedUpdates(b *testing.B, path string) []format.Update {
 	b.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	if _, err := r.Read(); err != nil { // tn,lrn,spid,activated_at
-		b.Fatal(err)
-	}
 	var out []format.Update
 	prevLRN := uint64(0)
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
+	err := benchdata.EachRow(path, func(_, rec []string) error { // tn,lrn,spid,activated_at
 		tn, err1 := strconv.ParseUint(rec[0], 10, 64)
 		lrn, err2 := strconv.ParseUint(rec[1], 10, 64)
 		if err1 != nil || err2 != nil {
-			b.Fatalf("%s: bad row %q", path, rec)
+			return fmt.Errorf("%s: bad row %q", path, rec)
 		}
 		if prevLRN == 0 {
 			prevLRN = lrn
 		}
 		out = append(out, format.Update{Action: format.Modify, TN: tn, LRN: prevLRN, SPID: rec[2], ActivatedAt: 1790000000})
 		prevLRN = lrn
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	return out
 }

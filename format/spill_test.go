@@ -13,23 +13,10 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// copyFS returns src's files in memory, so that a test can change one.
-func copyFS(t *testing.T, src fs.FS) fstest.MapFS {
-	m := fstest.MapFS{}
-	require.NoError(t, fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(src, p)
-		m[p] = &fstest.MapFile{Data: b}
-		return err
-	}))
-	return m
-}
 
 // spillFDs lists this process's open files that are spill files, where the
 // system tells.
@@ -82,7 +69,7 @@ func TestSpilledBuildIsIdentical(t *testing.T) {
 }
 
 func TestSpilledDuplicates(t *testing.T) {
-	src := copyFS(t, lnpdb.Sample())
+	src := testdb.Copy(t, lnpdb.Sample())
 	ported := string(src["ported.csv"].Data)
 	lines := strings.Split(strings.TrimSuffix(ported, "\n"), "\n")
 	// The same number as the first row, on the last line: with a small
@@ -147,7 +134,7 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 		})
 	}
 	t.Run("bad row after spilling", func(t *testing.T) {
-		src := copyFS(t, lnpdb.Sample())
+		src := testdb.Copy(t, lnpdb.Sample())
 		src["trust.csv"] = &fstest.MapFile{Data: append(src["trust.csv"].Data, "12025550100,nonsense,1,,\n"...)}
 		tmp, dir := t.TempDir(), t.TempDir()
 		_, err := build.Build(context.Background(), src, filepath.Join(dir, "t.lnpdb"), build.Options{MaxMemory: 1, TempDir: tmp})
@@ -172,7 +159,7 @@ func TestSpillFilesRemovedOnFailure(t *testing.T) {
 // Ported and the other per-number files are read side by side; errors and
 // skipped rows are still reported as if they were read in file order.
 func TestPerNumberErrorsInFileOrder(t *testing.T) {
-	src := copyFS(t, mini)
+	src := testdb.Copy(t, mini)
 	add := func(name, row string) {
 		src[name] = &fstest.MapFile{Data: append(append([]byte(nil), src[name].Data...), row...)}
 	}

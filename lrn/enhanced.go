@@ -1,10 +1,10 @@
 package lrn
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/lookup"
 )
 
 // Enhanced is the carrier and location data of an LRN lookup
@@ -77,19 +77,9 @@ const (
 )
 
 // String returns "unknown", "mobile", "landline" or "voip".
-func (t LineType) String() string {
-	switch t {
-	case LineUnknown:
-		return "unknown"
-	case LineMobile:
-		return "mobile"
-	case LineLandline:
-		return "landline"
-	case LineVoIP:
-		return "voip"
-	}
-	return fmt.Sprintf("LineType(%d)", uint8(t))
-}
+func (t LineType) String() string { return lookup.Name("LineType", lineTypeNames[:], t) }
+
+var lineTypeNames = [...]string{LineUnknown: "unknown", LineMobile: "mobile", LineLandline: "landline", LineVoIP: "voip"}
 
 // LineTypeOf maps a carrier category code, in any case, to a line type:
 //

@@ -3,10 +3,8 @@ package lrn_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/golden"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -51,17 +49,7 @@ var lrnCases = []golden.Case{
 }
 
 func TestGolden(t *testing.T) {
-	db := testdb.Sample(t)
-	got := make([]golden.Case, len(lrnCases))
-	for i, c := range lrnCases {
-		r, err := lrn.Lookup(db, c.Number, lrn.Options{Enhanced: c.Enhanced, Messaging: c.Messaging})
-		if want, ok := c.Branch.(error); ok {
-			assert.ErrorIs(t, err, want, c.Case)
-		} else {
-			assert.Equal(t, c.Branch, r.Source, c.Case)
-		}
-		c.Body = golden.WireBody(t, r, err)
-		got[i] = c
-	}
-	golden.Check(t, "lrn.json", got)
+	golden.Run(t, "lrn.json", lrnCases, func(db *format.DB, c golden.Case) (lrn.Result, error) {
+		return lrn.Lookup(db, c.Number, lrn.Options{Enhanced: c.Enhanced, Messaging: c.Messaging})
+	}, func(r lrn.Result) any { return r.Source })
 }

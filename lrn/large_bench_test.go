@@ -2,10 +2,8 @@ package lrn_test
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -114,31 +112,19 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 // readTNs calls fn with the tn column of every data row of a generated CSV
 // file.
 func readTNs(b *testing.B, path string, fn func(nanp.Number)) {
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	header, err := r.Read()
-	if err != nil {
-		b.Fatal(err)
-	}
-	col := slices.Index(header, "tn")
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			b.Fatal(err)
+	col := -1
+	err := benchdata.EachRow(path, func(header, rec []string) error {
+		if col < 0 {
+			col = slices.Index(header, "tn")
 		}
 		n, err := nanp.ParseDigits(rec[col])
-		if err != nil {
-			b.Fatal(err)
+		if err == nil {
+			fn(n)
 		}
-		fn(n)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 

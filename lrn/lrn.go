@@ -1,8 +1,6 @@
 package lrn
 
 import (
-	"fmt"
-
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/lookup"
@@ -57,17 +55,9 @@ const (
 )
 
 // String returns "ported", "pooled" or "code".
-func (s Source) String() string {
-	switch s {
-	case SourcePorted:
-		return "ported"
-	case SourcePooled:
-		return "pooled"
-	case SourceCode:
-		return "code"
-	}
-	return fmt.Sprintf("Source(%d)", uint8(s))
-}
+func (s Source) String() string { return lookup.Name("Source", sourceNames[:], s) }
+
+var sourceNames = [...]string{SourcePorted: "ported", SourcePooled: "pooled", SourceCode: "code"}
 
 // Result is the answer to an LRN lookup. It marshals with encoding/json to
 // exactly the REST body of POST /api/v1/lrn.

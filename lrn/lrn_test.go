@@ -12,14 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {
-	assert.Same(t, lnpdb.ErrInvalidNumber, lrn.ErrInvalidNumber)
-	assert.Same(t, lnpdb.ErrNotFound, lrn.ErrNotFound)
-	assert.Same(t, lnpdb.ErrClosed, lrn.ErrClosed)
+	golden.Sentinels(t, lrn.ErrInvalidNumber, lrn.ErrNotFound, lrn.ErrClosed)
 }
 
 func TestZeroAllocs(t *testing.T) {

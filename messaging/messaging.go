@@ -1,8 +1,6 @@
 package messaging
 
 import (
-	"fmt"
-
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/lookup"
@@ -40,17 +38,9 @@ const (
 )
 
 // String returns "none", "record" or "carrier_default".
-func (s Source) String() string {
-	switch s {
-	case SourceRecord:
-		return "record"
-	case SourceCarrierDefault:
-		return "carrier_default"
-	case SourceNone:
-		return "none"
-	}
-	return fmt.Sprintf("Source(%d)", uint8(s))
-}
+func (s Source) String() string { return lookup.Name("Source", sourceNames[:], s) }
+
+var sourceNames = [...]string{SourceNone: "none", SourceRecord: "record", SourceCarrierDefault: "carrier_default"}
 
 // Info is the messaging object nested in an LRN response (CONTRACT §4). Its
 // zero value means "not requested": [Info.IsZero] reports it, so that a

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/messaging"
@@ -24,32 +24,13 @@ var messagingCases = []golden.Case{
 }
 
 func TestGolden(t *testing.T) {
-	db := testdb.Sample(t)
-	got := make([]golden.Case, len(messagingCases))
-	for i, c := range messagingCases {
-		r, err := messaging.Lookup(db, c.Number)
-		if want, ok := c.Branch.(error); ok {
-			assert.ErrorIs(t, err, want, c.Case)
-		} else {
-			assert.Equal(t, c.Branch, r.Source, c.Case)
-		}
-		c.Body = golden.WireBody(t, r, err)
-		got[i] = c
-	}
-	golden.Check(t, "messaging.json", got)
+	golden.Run(t, "messaging.json", messagingCases, func(db *format.DB, c golden.Case) (messaging.Result, error) {
+		return messaging.Lookup(db, c.Number)
+	}, func(r messaging.Result) any { return r.Source })
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {
-	assert.Same(t, lnpdb.ErrInvalidNumber, messaging.ErrInvalidNumber)
-	assert.Same(t, lnpdb.ErrNotFound, messaging.ErrNotFound)
-	assert.Same(t, lnpdb.ErrClosed, messaging.ErrClosed)
-}
-
-func TestClosed(t *testing.T) {
-	db := testdb.Open(t, lnpdb.Sample())
-	assert.NoError(t, db.Close())
-	_, err := messaging.Lookup(db, "12025550123")
-	assert.ErrorIs(t, err, messaging.ErrClosed)
+	golden.Sentinels(t, messaging.ErrInvalidNumber, messaging.ErrNotFound, messaging.ErrClosed)
 }
 
 func TestZeroAllocs(t *testing.T) {

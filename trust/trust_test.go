@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/trust"
@@ -40,32 +40,13 @@ var trustCases = []golden.Case{
 }
 
 func TestGolden(t *testing.T) {
-	db := testdb.Sample(t)
-	got := make([]golden.Case, len(trustCases))
-	for i, c := range trustCases {
-		r, err := trust.Lookup(db, c.Number, trust.Options{Now: goldenNow})
-		if want, ok := c.Branch.(error); ok {
-			assert.ErrorIs(t, err, want, c.Case)
-		} else {
-			assert.Equal(t, c.Branch, r.Reasons, c.Case)
-		}
-		c.Body = golden.WireBody(t, r, err)
-		got[i] = c
-	}
-	golden.Check(t, "trust.json", got)
+	golden.Run(t, "trust.json", trustCases, func(db *format.DB, c golden.Case) (trust.Result, error) {
+		return trust.Lookup(db, c.Number, trust.Options{Now: goldenNow})
+	}, func(r trust.Result) any { return r.Reasons })
 }
 
 func TestErrorsAreTheRootSentinels(t *testing.T) {
-	assert.Same(t, lnpdb.ErrInvalidNumber, trust.ErrInvalidNumber)
-	assert.Same(t, lnpdb.ErrNotFound, trust.ErrNotFound)
-	assert.Same(t, lnpdb.ErrClosed, trust.ErrClosed)
-}
-
-func TestClosed(t *testing.T) {
-	db := testdb.Open(t, lnpdb.Sample())
-	require.NoError(t, db.Close())
-	_, err := trust.Lookup(db, "12025550123", trust.Options{})
-	assert.ErrorIs(t, err, trust.ErrClosed)
+	golden.Sentinels(t, trust.ErrInvalidNumber, trust.ErrNotFound, trust.ErrClosed)
 }
 
 func TestNowDefaultsToTheClock(t *testing.T) {

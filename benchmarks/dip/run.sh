@@ -37,45 +37,20 @@
 #   RESULTS=FILE  (default: ../results/dip.md)
 set -euo pipefail
 
-PORTED=${PORTED:-1000000}
-DURATION=${DURATION:-8}
-RATES=${RATES:-"1000 2500 5000 10000 15000 20000"}
-CLIENTS=${CLIENTS:-2}
-WINDOW=${WINDOW:-64}
-DNSPERF_CLIENTS=${DNSPERF_CLIENTS:-4}
-KAM_RATE=${KAM_RATE:-2000}
-SIPP_PROCS=${SIPP_PROCS:-2}
-TMPBASE=${TMPBASE:-/tmp}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+defaults PORTED=1000000 DURATION=8 RATES="1000 2500 5000 10000 15000 20000" \
+	CLIENTS=2 WINDOW=64 DNSPERF_CLIENTS=4 KAM_RATE=2000 SIPP_PROCS=2
 SIP_PORT=25070 DNS_PORT=25353 PDB_PORT=25574 KAM_PORT=25060 SIPP_PORT=25091
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(dirname "$here")
-repo=$(dirname "$bench")
 results=${RESULTS:-$bench/results/dip.md}
 sw=$repo/testdata/softswitch
 
-log() { printf '%s dip/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+for b in go sipp dnsperf; do need $b "Debian: sip-tester for sipp, dnsperf"; done
 
-for b in go sipp dnsperf; do command -v $b >/dev/null || die "no $b on PATH (Debian: sip-tester for sipp, dnsperf)"; done
-
-tmp=$(mktemp -d "$TMPBASE/lnpdb-dip-XXXXXX")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-log "building lnpdb and dipload"
-(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
-(cd "$bench" && go build -o "$tmp/dipload" ./cmd/dipload)
-commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
-
-log "generating and building a table of $PORTED ported numbers"
-"$tmp/lnpdb" gen --seed 1 --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
-"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+bench_tmp dip
+build_lnpdb dipload
+gen_table "$tmp/us.lnpdb" -- --seed 1
 mix=$("$tmp/dipload" queries -src "$tmp/src" -out "$tmp")
 
 "$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --dev-key --access-log=false --watch 0 --addr 127.0.0.1:0 \

@@ -22,55 +22,25 @@
 #   TMPBASE=/tmp KEEP=1 RESULTS=FILE COMMIT=…
 set -euo pipefail
 
-PORTED=${PORTED:-100000}
-THREADS=${THREADS:-1}
-CONNS=${CONNS:-32}
-DURATION=${DURATION:-10s}
-ROUNDS=${ROUNDS:-3}
-WARMUP=${WARMUP:-2s}
-PORT=${PORT:-18180}
-TMPBASE=${TMPBASE:-/tmp}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(dirname "$here")
-repo=$(dirname "$bench")
+defaults PORTED=100000 THREADS=1 CONNS=32 DURATION=10s ROUNDS=3 WARMUP=2s \
+	PORT=18180
 results=${RESULTS:-$bench/results/billing.md}
 
-log() { printf '%s http/billing.sh: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "$*"; exit 1; }
-
-command -v go >/dev/null || die "no go on PATH"
-command -v curl >/dev/null || die "no curl on PATH"
-command -v wrk >/dev/null || die "no wrk on PATH (Debian: apt-get install -y wrk)"
+need go
+need curl
+need wrk "Debian: apt-get install -y wrk"
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [[ -x $PG_BIN/pg_ctl ]] || die "no PostgreSQL binaries (Debian: apt-get install -y postgresql), or set PG_BIN"
 
-tmp=$(mktemp -d "$TMPBASE/lnpdb-billing-XXXXXX")
-pids=()
-pg_started=
+bench_tmp billing
 # PostgreSQL refuses to run as root: as root, run it as the postgres user.
 as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	[[ -n $pg_started ]] && (cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -m fast -w stop >/dev/null 2>&1 || true)
-	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
 
-log "building lnpdb"
-(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
-commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
-
-log "generating and building a table of $PORTED ported numbers"
-"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
-"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
-awk -F, -v every=$(( PORTED / 1000 > 0 ? PORTED / 1000 : 1 )) '
-	NR > 1 && (NR - 2) % every == 0 {
-		tn = $1; if (length(tn) == 10) tn = "1" tn
-		print tn
-		if (substr(tn, 11, 1) != "9") print substr(tn, 1, 10) (substr(tn, 11, 1) + 1)
-	}' "$tmp/src/ported.csv" >"$tmp/numbers"
+build_lnpdb
+gen_table "$tmp/us.lnpdb"
+walk_numbers
 
 log "starting PostgreSQL on 127.0.0.1:$((PORT + 3))"
 mkdir -p "$tmp/pg"
@@ -79,7 +49,7 @@ if [[ $(id -u) == 0 ]]; then chmod 711 "$tmp"; chown postgres: "$tmp/pg"; fi
 	die "initdb failed: $(cat "$tmp/initdb.log")"
 (cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
 	-o "-h 127.0.0.1 -p $((PORT + 3)) -k $tmp/pg" start >"$tmp/pg_ctl.log" 2>&1) || die "pg_ctl start failed: $(cat "$tmp/pg_ctl.log")"
-pg_started=1
+at_exit+=('(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -m fast -w stop >/dev/null 2>&1)')
 pg_dsn="postgres://postgres@127.0.0.1:$((PORT + 3))/postgres?sslmode=disable"
 
 # account DSN prints a key of a new account with $1,000,000 of credit.
@@ -96,52 +66,18 @@ key_postgres=$(account "$pg_dsn")
 targets=(off bolt postgres)
 port() { case $1 in off) echo "$PORT" ;; bolt) echo $((PORT + 1)) ;; postgres) echo $((PORT + 2)) ;; esac; }
 key() { case $1 in off) echo "$key_off" ;; bolt) echo "$key_bolt" ;; postgres) echo "$key_postgres" ;; esac; }
-for t in "${targets[@]}"; do
-	case $t in
+args_for() {
+	case $1 in
 	off) args=(--keys "$tmp/keys") ;;
 	bolt) args=(--accounts "bolt://$tmp/accounts.db") ;;
 	postgres) args=(--accounts "$pg_dsn") ;;
 	esac
-	"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" "${args[@]}" --addr "127.0.0.1:$(port "$t")" \
-		--log-format json >"$tmp/serve.$t.out" 2>"$tmp/serve.$t.log" &
-	pids+=($!)
-done
-for t in "${targets[@]}"; do
-	for _ in $(seq 100); do
-		curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	curl -fs "http://127.0.0.1:$(port "$t")/api/v1/status" >/dev/null || die "serve ($t) did not start: $(cat "$tmp/serve.$t.log")"
-done
-
-load() {
-	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "http://127.0.0.1:$(port "$1")/api/v1/lrn" \
-		-- rest "$(key "$1")" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
-	grep '^RESULT ' "$tmp/wrk.$1.out" | sed 's/^RESULT //' || die "no result from wrk: $(cat "$tmp/wrk.$1.out")"
 }
-for t in "${targets[@]}"; do
-	log "warming up $t ($WARMUP)"
-	load "$t" "$WARMUP" >/dev/null
-done
-: >"$tmp/results"
-for r in $(seq "$ROUNDS"); do
-	for t in "${targets[@]}"; do
-		log "round $r/$ROUNDS: $t ($DURATION)"
-		printf '%s %s\n' "$t" "$(load "$t" "$DURATION")" >>"$tmp/results"
-		tail -1 "$tmp/results" >&2
-	done
-done
+serve_each "${targets[@]}"
 
-field() {
-	grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
-# worst TARGET NAME: the largest NAME over the rounds. A p99 target is met
-# only when every round meets it; a median at the line is inside the noise.
-worst() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g | tail -1; }
-ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
+load() { wrk_post "$1" "$2" "http://127.0.0.1:$(port "$1")/api/v1/lrn" -- rest "$(key "$1")" "$tmp/numbers"; }
+rounds "${targets[@]}"
+
 # verdict RPS OFF_RPS FRACTION P99 WORST_P99: the throughput target (on the
 # medians), then the p99 one (every round; a p99 missed with billing off
 # too says the machine was busy).
@@ -164,9 +100,7 @@ mkdir -p "$(dirname "$results")"
 {
 	echo "# HTTP under load: billing off, on bbolt, on PostgreSQL"
 	echo
-	echo "Written by \`benchmarks/http/billing.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
-	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the three servers,"
-	echo "PostgreSQL and whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+	machine "wrk, the three servers, PostgreSQL"
 	echo
 	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked"
 	echo "- wrk: \`-t$THREADS -c$CONNS -d$DURATION --latency\`, loopback, REST \`/api/v1/lrn\` with \`include_enhanced_lrn\`; median of $ROUNDS rounds"
@@ -189,14 +123,7 @@ mkdir -p "$(dirname "$results")"
 	echo
 	echo "| round | billing | requests/s | p50 | p99 | max |"
 	echo "|---:|---|---:|---:|---:|---:|"
-	awk -v n="${#targets[@]}" '{
-		t = $1; line = $0
-		rps = line; sub(/.*"rps":/, "", rps); sub(/,.*/, "", rps)
-		p50 = line; sub(/.*"p50_us":/, "", p50); sub(/,.*/, "", p50)
-		p99 = line; sub(/.*"p99_us":/, "", p99); sub(/,.*/, "", p99)
-		mx = line; sub(/.*"max_us":/, "", mx); sub(/,.*/, "", mx)
-		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |\n", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
-	}' "$tmp/results"
+	round_table "${#targets[@]}"
 } >"$results"
 cat "$results"
 log "wrote $results"

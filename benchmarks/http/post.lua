@@ -1,4 +1,5 @@
--- post.lua: wrk script for benchmarks/http/run.sh.
+-- post.lua: wrk script for benchmarks/http/run.sh, http/billing.sh and
+-- live/run.sh.
 --
 --   wrk ... -s post.lua URL -- KIND KEY NUMBERS_FILE [QUERY HASH]
 --
@@ -9,7 +10,7 @@
 -- include_enhanced_lrn; bulk-gzip asks for a gzip answer); KEY is the API
 -- key; NUMBERS_FILE holds one 11-digit number per line. Each thread starts at its own offset and
 -- walks the numbers in order, so that the requests spread over the table.
--- done() prints one line, "RESULT <json>", that run.sh reads.
+-- done() prints one line, "RESULT <json>", that the scripts read (lib.sh).
 
 local kind, key, file, query, hash
 local bulkSize = 1000

@@ -40,54 +40,20 @@
 #   RESULTS=FILE       where the table goes (default: ../results/http.md)
 set -euo pipefail
 
-PORTED=${PORTED:-1000000}
-THREADS=${THREADS:-1}
-CONNS=${CONNS:-32}
-DURATION=${DURATION:-15s}
-ROUNDS=${ROUNDS:-3}
-WARMUP=${WARMUP:-3s}
-ACCESS_LOG=${ACCESS_LOG:-true}
-PORT=${PORT:-18080}
-BARE_PORT=${BARE_PORT:-18091}
-TMPBASE=${TMPBASE:-/tmp}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(dirname "$here")
-repo=$(dirname "$bench")
+defaults PORTED=1000000 THREADS=1 CONNS=32 DURATION=15s ROUNDS=3 WARMUP=3s \
+	ACCESS_LOG=true PORT=18080 BARE_PORT=18091
 results=${RESULTS:-$bench/results/http.md}
 
-log() { printf '%s http/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+need go
+need curl
+need wrk "Debian: apt-get update && apt-get install -y wrk"
 
-command -v go >/dev/null || die "no go on PATH"
-command -v curl >/dev/null || die "no curl on PATH"
-command -v wrk >/dev/null || die "no wrk on PATH (Debian: apt-get update && apt-get install -y wrk)"
-
-tmp=$(mktemp -d "$TMPBASE/lnpdb-http-XXXXXX")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-log "building lnpdb and fixedjson"
-(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
-(cd "$bench" && go build -o "$tmp/fixedjson" ./cmd/fixedjson)
-commit=${COMMIT:-$(cd "$repo" && git describe --always --dirty 2>/dev/null || echo unknown)}
-
-log "generating and building a table of $PORTED ported numbers"
-"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
-"$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
-
-# About 1000 ported numbers spread over the file, each with its neighbour.
-awk -F, -v every=$(( PORTED / 1000 > 0 ? PORTED / 1000 : 1 )) '
-	NR > 1 && (NR - 2) % every == 0 {
-		tn = $1; if (length(tn) == 10) tn = "1" tn
-		print tn
-		if (substr(tn, 11, 1) != "9") print substr(tn, 1, 10) (substr(tn, 11, 1) + 1)
-	}' "$tmp/src/ported.csv" >"$tmp/numbers"
+bench_tmp http
+build_lnpdb fixedjson
+gen_table "$tmp/us.lnpdb"
+walk_numbers
 log "$(wc -l <"$tmp/numbers") numbers to walk"
 
 key=$("$tmp/lnpdb" key new --keys "$tmp/keys" --rpm 2000000000 2>/dev/null)
@@ -96,11 +62,7 @@ log "starting lnpdb serve on 127.0.0.1:$PORT"
 "$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --keys "$tmp/keys" --addr "127.0.0.1:$PORT" \
 	--access-log="$ACCESS_LOG" --log-format json >"$tmp/serve.out" 2>"$tmp/serve.log" &
 pids+=($!)
-for _ in $(seq 100); do
-	curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null || die "lnpdb serve did not start: $(cat "$tmp/serve.log")"
+await_http "lnpdb serve" "$tmp/serve.log" "http://127.0.0.1:$PORT/api/v1/status"
 
 # The bare handler answers with a real answer's bytes.
 first=$(head -1 "$tmp/numbers")
@@ -109,10 +71,7 @@ curl -fs "http://127.0.0.1:$PORT/api/v1/lrn" -H "Authorization: Bearer $key" -H 
 log "bare handler body: $(wc -c <"$tmp/answer.json") bytes"
 "$tmp/fixedjson" -addr "127.0.0.1:$BARE_PORT" -body "$tmp/answer.json" 2>"$tmp/fixedjson.log" &
 pids+=($!)
-for _ in $(seq 100); do
-	curl -fs -X POST "http://127.0.0.1:$BARE_PORT/" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+await_http "the bare handler" "$tmp/fixedjson.log" -X POST "http://127.0.0.1:$BARE_PORT/"
 
 url() {
 	case $1 in
@@ -133,45 +92,14 @@ curl -fs "http://127.0.0.1:$PORT/graphql" -H "Authorization: Bearer $key" -H 'Co
 	grep -q '"lrn":"1' || die "registering the persisted query failed"
 
 # load TARGET DURATION prints wrk's RESULT line.
-load() {
-	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/post.lua" "$(url "$1")" \
-		-- "$(kind "$1")" "$key" "$tmp/numbers" "$query" "$hash" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
-	grep '^RESULT ' "$tmp/wrk.$1.out" | sed 's/^RESULT //' || die "no result from wrk: $(cat "$tmp/wrk.$1.out")"
-}
+load() { wrk_post "$1" "$2" "$(url "$1")" -- "$(kind "$1")" "$key" "$tmp/numbers" "$query" "$hash"; }
 
 read -r -a targets <<<"${TARGETS:-rest graphql graphql-apq bulk bulk-gzip bare}"
-for t in "${targets[@]}"; do
-	log "warming up $t ($WARMUP)"
-	load "$t" "$WARMUP" >/dev/null
-done
-: >"$tmp/results"
-for r in $(seq "$ROUNDS"); do
-	for t in "${targets[@]}"; do
-		log "round $r/$ROUNDS: $t ($DURATION)"
-		res=$(load "$t" "$DURATION")
-		printf '%s %s\n' "$t" "$res" >>"$tmp/results"
-		tail -1 "$tmp/results" >&2
-	done
-done
-
-# field TARGET NAME prints the median of NAME over the rounds of TARGET.
-field() {
-	grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-# worst TARGET NAME prints the largest NAME over the rounds of TARGET: a
-# latency target is met only when every round meets it, not the median
-# alone (a median at the line is inside the run-to-run noise).
-worst() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | sort -g | tail -1; }
-# total TARGET NAME prints the sum of NAME over the rounds of TARGET.
-total() { grep "^$1 " "$tmp/results" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/" | awk '{ s += $1 } END { print s + 0 }'; }
+rounds "${targets[@]}"
 
 bare_rps=$(field bare rps)
 bare_p50=$(field bare p50_us)
 bare_p99=$(field bare p99_us)
-ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "–" }'; }
 
 log "in-process lrn.LookupMany on a table of $PORTED ported numbers"
 many_ns=$(cd "$repo" && go test ./lrn -run '^$' -bench 'LargeBatch/LookupMany/enhanced$' -benchtime 2s -bench.ported "$PORTED" 2>&1 |
@@ -190,9 +118,7 @@ mkdir -p "$(dirname "$results")"
 {
 	echo "# HTTP under load: lnpdb serve beside a bare handler"
 	echo
-	echo "Written by \`benchmarks/http/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
-	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the servers and"
-	echo "whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+	machine "wrk, the servers"
 	echo "Absolute figures move with that load; the ratios, measured in the same rounds, are the result."
 	echo
 	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked (ported numbers and their neighbours)"
@@ -234,14 +160,7 @@ mkdir -p "$(dirname "$results")"
 	echo
 	echo "| round | target | requests/s | p50 | p99 | max |"
 	echo "|---:|---|---:|---:|---:|---:|"
-	awk -v n="${#targets[@]}" '{
-		t = $1; line = $0
-		rps = line; sub(/.*"rps":/, "", rps); sub(/,.*/, "", rps)
-		p50 = line; sub(/.*"p50_us":/, "", p50); sub(/,.*/, "", p50)
-		p99 = line; sub(/.*"p99_us":/, "", p99); sub(/,.*/, "", p99)
-		mx = line; sub(/.*"max_us":/, "", mx); sub(/,.*/, "", mx)
-		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |\n", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
-	}' "$tmp/results"
+	round_table "${#targets[@]}"
 	echo
 	echo "Targets (ARCHITECTURE.md): REST ≥ 50 % of the bare handler's requests/s — $verdict_rps;"
 	echo "REST p99 ≤ 10 ms — $verdict_p99."

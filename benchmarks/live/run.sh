@@ -7,7 +7,7 @@
 # temporary directory (and a second build of the same source, a different
 # file), creates a lookup key whose rate limit cannot interfere and an admin
 # key, starts `lnpdb serve --admin-keys` and loads it on loopback with wrk
-# (REST POST /api/v1/lrn with include_enhanced_lrn, live.lua) twice, back to
+# (REST POST /api/v1/lrn with include_enhanced_lrn, http/post.lua) twice, back to
 # back, with the same settings:
 #
 #   quiet   nothing changes
@@ -34,57 +34,22 @@
 #   RESULTS=FILE       where the table goes (default: results.md beside this script)
 set -euo pipefail
 
-PORTED=${PORTED:-1000000}
-THREADS=${THREADS:-1}
-CONNS=${CONNS:-32}
-DURATION=${DURATION:-20s}
-WARMUP=${WARMUP:-3s}
-SWAP_EVERY=${SWAP_EVERY:-2}
-FEED_EVERY=${FEED_EVERY:-0.5}
-FEED_ROWS=${FEED_ROWS:-100}
-COMPACT_AT=${COMPACT_AT:-100000}
-PORT=${PORT:-18180}
-TMPBASE=${TMPBASE:-/tmp}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(dirname "$here")
-repo=$(dirname "$bench")
+defaults PORTED=1000000 THREADS=1 CONNS=32 DURATION=20s WARMUP=3s SWAP_EVERY=2 \
+	FEED_EVERY=0.5 FEED_ROWS=100 COMPACT_AT=100000 PORT=18180
 results=${RESULTS:-$here/results.md}
 
-log() { printf '%s live/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+need go
+need curl
+need wrk "Debian: apt-get update && apt-get install -y wrk"
 
-command -v go >/dev/null || die "no go on PATH"
-command -v curl >/dev/null || die "no curl on PATH"
-command -v wrk >/dev/null || die "no wrk on PATH (Debian: apt-get update && apt-get install -y wrk)"
-
-tmp=$(mktemp -d "$TMPBASE/lnpdb-live-XXXXXX")
-pids=()
-cleanup() {
-	touch "$tmp/stop"
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-log "building lnpdb"
-(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
-commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-
-log "generating and building a table of $PORTED ported numbers, twice"
-"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
-"$tmp/lnpdb" build -o "$tmp/a.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
-"$tmp/lnpdb" build -o "$tmp/b.lnpdb" "$tmp/src" >>"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+bench_tmp live
+at_exit+=('touch "$tmp/stop"')
+build_lnpdb
+gen_table "$tmp/a.lnpdb" "$tmp/b.lnpdb"
 cp "$tmp/a.lnpdb" "$tmp/live.lnpdb"
-
-# About 1000 ported numbers spread over the file, each with its neighbour.
-awk -F, -v every=$((PORTED / 1000 > 0 ? PORTED / 1000 : 1)) '
-	NR > 1 && (NR - 2) % every == 0 {
-		tn = $1; if (length(tn) == 10) tn = "1" tn
-		print tn
-		if (substr(tn, 11, 1) != "9") print substr(tn, 1, 10) (substr(tn, 11, 1) + 1)
-	}' "$tmp/src/ported.csv" >"$tmp/numbers"
+walk_numbers
 
 # Update feeds: every ported number in turn takes the LRN and SPID of the
 # row after it, FEED_ROWS rows per feed.
@@ -106,11 +71,7 @@ log "starting lnpdb serve on 127.0.0.1:$PORT"
 	--addr "127.0.0.1:$PORT" --access-log=false --log-format json --compact-at "$COMPACT_AT" \
 	>"$tmp/serve.out" 2>"$tmp/serve.log" &
 pids+=($!)
-for _ in $(seq 100); do
-	curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-curl -fs "http://127.0.0.1:$PORT/api/v1/status" >/dev/null || die "lnpdb serve did not start: $(cat "$tmp/serve.log")"
+await_http "lnpdb serve" "$tmp/serve.log" "http://127.0.0.1:$PORT/api/v1/status"
 
 # changer replaces the file and posts feeds until $tmp/stop exists; it
 # counts what it did in $tmp/swaps and $tmp/posts (one HTTP status a line).
@@ -137,12 +98,10 @@ changer() {
 	done
 }
 
-# load NAME runs wrk for DURATION and keeps its output in $tmp/wrk.NAME.out.
-load() {
-	wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency -s "$here/live.lua" "http://127.0.0.1:$PORT/api/v1/lrn" \
-		-- "$key" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
-}
-result() { grep '^RESULT ' "$tmp/wrk.$1.out" | sed -E "s/.*\"$2\":([0-9.]+).*/\1/"; }
+# load NAME DURATION runs wrk (http/post.lua's REST lookups) and keeps its
+# RESULT line in tmp/result.NAME.
+load() { wrk_post "$1" "$2" "http://127.0.0.1:$PORT/api/v1/lrn" -- rest "$key" "$tmp/numbers" >"$tmp/result.$1"; }
+result() { sed -E "s/.*\"$2\":([0-9.]+).*/\1/" "$tmp/result.$1"; }
 
 log "warming up ($WARMUP)"
 load warmup "$WARMUP"
@@ -170,16 +129,11 @@ wrk_non2xx() { grep -E 'Non-2xx or 3xx responses' "$tmp/wrk.$1.out" | awk '{ pri
 quiet_non2xx=$(wrk_non2xx quiet)
 live_non2xx=$(wrk_non2xx live)
 
-ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "–" }'; }
-
 mkdir -p "$(dirname "$results")"
 {
 	echo "# lnpdb serve while its table changes"
 	echo
-	echo "Written by \`benchmarks/live/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;"
-	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), shared by wrk, the server, the"
-	echo "change loop and whatever else the machine ran (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))."
+	machine "wrk, the server, the change loop"
 	echo "Absolute figures move with that load; the ratios, measured back to back, are the result."
 	echo
 	echo "- table: \`lnpdb gen --ported $PORTED\`, $(wc -l <"$tmp/numbers") numbers walked (ported numbers and their neighbours)"

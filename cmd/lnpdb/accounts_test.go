@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/billing"
 	"github.com/lnpdb/lnpdb/internal/testpg"
 )
@@ -43,16 +42,9 @@ func TestMain(m *testing.M) {
 	os.Exit(testpg.Main(m))
 }
 
-func runLnpdb(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	code, out, errOut := runLnpdb(t, args...)
+	code, out, errOut := runCmd(t, args...)
 	require.Equal(t, 0, code, "lnpdb %v: %s", args, errOut)
 	return out
 }
@@ -148,7 +140,7 @@ func TestAccountCommandsRefuse(t *testing.T) {
 		{[]string{"key", "revoke", "--accounts", dsn, "--account", id}, 2, "--key ID is required"},
 		{[]string{"key", "new", "--accounts", dsn, "--account", "acct_nope"}, 1, "not found"},
 	} {
-		code, out, errOut := runLnpdb(t, c.args...)
+		code, out, errOut := runCmd(t, c.args...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 		if c.code != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/pdb"
 	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testio"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,7 +74,7 @@ func netns(t *testing.T) string {
 
 // startIn starts a command in namespace ns; it is stopped with SIGTERM when
 // the test ends. Its output goes to out.
-func startIn(t *testing.T, ns string, out *syncBuffer, env []string, name string, args ...string) *exec.Cmd {
+func startIn(t *testing.T, ns string, out *testio.Buffer, env []string, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, name}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -94,7 +95,7 @@ func startIn(t *testing.T, ns string, out *syncBuffer, env []string, name string
 	return cmd
 }
 
-func awaitOutput(t *testing.T, out *syncBuffer, what, substr string) {
+func awaitOutput(t *testing.T, out *testio.Buffer, what, substr string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), substr) },
 		30*time.Second, 20*time.Millisecond, "waiting for %s to log %q; it wrote:\n%s", what, substr, out)
@@ -127,7 +128,7 @@ func TestKamailio(t *testing.T) {
 	ns := netns(t)
 
 	// lnpdb serve: this test binary, run as the command in the namespace.
-	var serveOut syncBuffer
+	var serveOut testio.Buffer
 	args, err := json.Marshal([]string{"serve", "--db", table, "--dev-key", "--addr", "127.0.0.1:0", "--watch", "0",
 		"--sip", "127.0.0.1:5070", "--dns", "127.0.0.1:53", "--pdb", "127.0.0.1:5574", "--pdb-carriers", carriersPath})
 	require.NoError(t, err)
@@ -136,7 +137,7 @@ func TestKamailio(t *testing.T) {
 	startIn(t, ns, &serveOut, []string{serveEnv + "=" + string(args)}, exe, "-test.run=^$")
 	awaitOutput(t, &serveOut, "lnpdb serve", "serving SIP redirects")
 
-	var kamOut syncBuffer
+	var kamOut testio.Buffer
 	// The pdb timeout is raised from its 50 ms: CI runs this beside every
 	// other package's tests, and a late answer is not what is tested here.
 	startIn(t, ns, &kamOut, nil, "kamailio", "-f", filepath.Join(root, "kamailio.cfg"), "-DD", "-E",

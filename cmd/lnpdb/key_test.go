@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,18 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func keyNew(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, append([]string{"key"}, args...))
-	return code, out.String(), errb.String()
-}
+	"github.com/lnpdb/lnpdb/internal/auth"
+)
 
 func TestKeyNew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys")
-	code, out, errOut := keyNew(t, "new", "--keys", path)
+	code, out, errOut := runCmd(t, "key", "new", "--keys", path)
 	require.Equal(t, 0, code, errOut)
 	first := strings.TrimSpace(out)
 	assert.Regexp(t, `^lnp_[a-z2-7]{32}$`, first)
@@ -37,7 +30,7 @@ func TestKeyNew(t *testing.T) {
 
 	// A file without a final newline still gets a line of its own.
 	require.NoError(t, os.WriteFile(path, bytes.TrimRight(b, "\n"), 0o600))
-	code, out, errOut = keyNew(t, "new", "--keys", path, "--rpm", "1000")
+	code, out, errOut = runCmd(t, "key", "new", "--keys", path, "--rpm", "1000")
 	require.Equal(t, 0, code, errOut)
 	second := strings.TrimSpace(out)
 
@@ -68,7 +61,7 @@ func TestKeyNewRefuses(t *testing.T) {
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "k"), "--rpm", "-1"}, 2, "--rpm"},
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "no", "such", "dir")}, 1, "no such file"},
 	} {
-		code, out, errOut := keyNew(t, c.args...)
+		code, out, errOut := runCmd(t, append([]string{"key"}, c.args...)...)
 		assert.Equal(t, c.code, code, "%v", c.args)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 		assert.Empty(t, out, "no key printed on failure: %v", c.args)

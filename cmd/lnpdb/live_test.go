@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"io"
 	"io/fs"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/feed"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
@@ -60,15 +59,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	require.Greater(t, len(rows), liveProbes*2)
 
 	// The alternate table: the probes take the LRN and SPID of other rows.
-	alt := fstest.MapFS{}
-	require.NoError(t, fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(src, p)
-		alt[p] = &fstest.MapFile{Data: b}
-		return err
-	}))
+	alt := testdb.Copy(t, src)
 	var altRows, feedBuf bytes.Buffer
 	aw, fw := csv.NewWriter(&altRows), csv.NewWriter(&feedBuf)
 	require.NoError(t, aw.Write(rows[0]))
@@ -356,7 +347,7 @@ func TestServeReload(t *testing.T) {
 	// Without the watch, a replacement is picked up on SIGHUP only.
 	f.replace(t, f.alt)
 	require.Equal(t, "sample", stateOf(p), "not reloaded yet")
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `msg="(table reloaded)" reason=SIGHUP`)
 	require.Equal(t, "alt", stateOf(p))
 
@@ -367,7 +358,7 @@ func TestServeReload(t *testing.T) {
 	// A damaged replacement is refused; the table keeps serving.
 	require.NoError(t, os.WriteFile(f.table+".bad", []byte("not a table"), 0o644))
 	require.NoError(t, os.Rename(f.table+".bad", f.table))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `msg="(table reload failed)`)
 	assert.Equal(t, "updated", stateOf(p))
 	assert.Equal(t, "alt", stateOf(f.probes[1]))

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,30 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/golden"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
-
-// lookupGolden is an entry of the lookup packages' golden files
-// (testdata/golden), which hold the REST bodies the command must print.
-type lookupGolden struct {
-	Case      string          `json:"case"`
-	Number    string          `json:"number"`
-	Enhanced  bool            `json:"enhanced"`
-	Messaging bool            `json:"messaging"`
-	Body      json.RawMessage `json:"body"`
-}
 
 func TestLookupPrintsTheGoldenBodies(t *testing.T) {
 	table := testdb.Build(t, lnpdb.Sample())
 	for _, typ := range []string{"lrn", "cnam", "messaging", "trust"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", typ+".json"))
-		require.NoError(t, err)
-		var cases []lookupGolden
-		require.NoError(t, json.Unmarshal(b, &cases))
+		cases := golden.Read(t, "../..", typ+".json")
 
 		// One run per set of flags, with all of its numbers.
 		type flags struct{ enhanced, messaging bool }
-		groups := map[flags][]lookupGolden{}
+		groups := map[flags][]golden.Case{}
 		var order []flags
 		for _, c := range cases {
 			f := flags{c.Enhanced, c.Messaging}

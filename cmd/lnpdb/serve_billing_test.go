@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,11 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/billing"
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/httpapi"
 	"github.com/lnpdb/lnpdb/internal/testdb"
-	"github.com/lnpdb/lnpdb/lrn"
 )
 
 // TestServeDemoBills: the zero-argument demo bills a demo account: the
@@ -67,27 +64,12 @@ func TestServeDemoBills(t *testing.T) {
 	require.Equal(t, 0, s.stop(t))
 }
 
-// vacantNumber finds a number of the sample whose code is vacant.
-func vacantNumber(t *testing.T, table string) string {
-	db, err := format.Open(table)
-	require.NoError(t, err)
-	defer db.Close()
-	for npa := 201; npa < 990; npa++ {
-		n := fmt.Sprintf("1%d5550100", npa)
-		if _, err := lrn.Lookup(db, n, lrn.Options{}); errors.Is(err, lnpdb.ErrNotFound) {
-			return n
-		}
-	}
-	t.Fatal("no vacant code in the sample")
-	return ""
-}
-
 // TestServeAccounts: serve --accounts bills the store's accounts: answered
 // lookups are charged per kind; invalid input, rate-limited requests and
 // unknown numbers are not; the admin API changes keys at once.
 func TestServeAccounts(t *testing.T) {
 	table := testdb.Build(t, lnpdb.Sample())
-	vacant := vacantNumber(t, table)
+	vacant := diptest.Vacant(t, testdb.Sample(t))
 	dir := t.TempDir()
 	dsn := "bolt://" + filepath.Join(dir, "accounts.db")
 	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
@@ -191,7 +173,7 @@ func TestServeAccountsRefuses(t *testing.T) {
 		{[]string{"--db", table, "--accounts", "bolt://" + missing, "--keys", keys}, 2, "leave out --keys"},
 		{[]string{"--db", table, "--accounts", "bolt://" + missing, "--dev-key"}, 2, "leave out --keys and --dev-key"},
 	} {
-		code, _, errOut := runLnpdb(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
+		code, _, errOut := runCmd(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}

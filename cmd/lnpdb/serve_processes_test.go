@@ -20,6 +20,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/internal/billing"
 	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testio"
 	"github.com/lnpdb/lnpdb/internal/testpg"
 )
 
@@ -31,7 +32,7 @@ type serveProcess struct {
 	cmd  *exec.Cmd
 	base string
 	exit chan error
-	logs *syncBuffer
+	logs *testio.Buffer
 }
 
 func startServeProcess(t *testing.T, args ...string) *serveProcess {
@@ -40,7 +41,7 @@ func startServeProcess(t *testing.T, args ...string) *serveProcess {
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--access-log=false"}, args...)...)
 	p.cmd = cmd
 	cmd.Env = append(os.Environ(), asLnpdbEnv+"=1")
-	logs := new(syncBuffer)
+	logs := new(testio.Buffer)
 	p.logs = logs
 	cmd.Stderr = logs
 	t.Cleanup(func() {

@@ -182,7 +182,7 @@ func TestServeRedisFlagsRefused(t *testing.T) {
 		{[]string{"--redis", "redis://127.0.0.1:6379", "--redis-timeout", "0s"}, "--redis-timeout"},
 		{[]string{"--redis", "redis://127.0.0.1:6379", "--redis-prefix", ""}, "--redis-prefix"},
 	} {
-		code, _, stderr := runLnpdb(t, append([]string{"serve"}, c.args...)...)
+		code, _, stderr := runCmd(t, append([]string{"serve"}, c.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 		assert.NotContains(t, stderr, "hunter2", "no password in messages")

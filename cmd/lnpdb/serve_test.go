@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,31 +20,13 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testio"
 )
-
-// syncBuffer is a bytes.Buffer that a running command writes to while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // serving runs lnpdb with args in the background until the test ends or
 // stop is called, and returns its output streams.
 type serving struct {
-	stdout, stderr syncBuffer
+	stdout, stderr testio.Buffer
 	cancel         context.CancelFunc
 	done           chan int
 }
@@ -68,7 +50,7 @@ func startServe(t *testing.T, args ...string) *serving {
 }
 
 // await waits until re matches the stream and returns its first group.
-func (s *serving) await(t *testing.T, stream *syncBuffer, re string) string {
+func (s *serving) await(t *testing.T, stream *testio.Buffer, re string) string {
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	var m []string
@@ -83,6 +65,20 @@ func (s *serving) await(t *testing.T, stream *syncBuffer, re string) string {
 		return m != nil
 	}, 30*time.Second, 10*time.Millisecond, "waiting for %q", re)
 	return m[1]
+}
+
+// awaitCount waits until s's stderr holds want n times.
+func (s *serving) awaitCount(t *testing.T, want string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Count(s.stderr.String(), want) >= n },
+		30*time.Second, 10*time.Millisecond, "waiting for %q ×%d in: %s", want, n, s.stderr.String())
+}
+
+// sighup sends this process, in which serve runs, SIGHUP: serve's signal
+// to reload its files.
+func sighup(t *testing.T) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
 }
 
 // stop cancels serve's context and returns its exit status.

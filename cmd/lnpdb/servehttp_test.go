@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,14 +77,14 @@ func TestServeTLSHTTP2(t *testing.T) {
 	assert.Equal(t, int64(1), cert.SerialNumber.Int64())
 
 	second := writeCert(t, dir, 2)
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `(TLS certificate reloaded)`)
 	_, cert = get(second)
 	assert.Equal(t, int64(2), cert.SerialNumber.Int64(), "the renewed certificate")
 
 	// A bad pair is logged; the previous one keeps serving.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cert.pem"), []byte("junk"), 0o600))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `(TLS certificate not reloaded)`)
 	_, cert = get(second)
 	assert.Equal(t, int64(2), cert.SerialNumber.Int64())

@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,16 +19,7 @@ import (
 // newKeyIn runs lnpdb key new --keys path and returns the key.
 func newKeyIn(t *testing.T, path string) string {
 	t.Helper()
-	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", path}), errb.String())
-	return strings.TrimSpace(out.String())
-}
-
-// awaitCount waits until s's stderr holds want n times.
-func (s *serving) awaitCount(t *testing.T, want string, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return strings.Count(s.stderr.String(), want) >= n },
-		30*time.Second, 10*time.Millisecond, "waiting for %q ×%d in: %s", want, n, s.stderr.String())
+	return strings.TrimSpace(mustRun(t, "key", "new", "--keys", path))
 }
 
 // TestServeReloadsKeysOnSIGHUP revokes and adds lookup and admin keys in a
@@ -73,7 +62,7 @@ func TestServeReloadsKeysOnSIGHUP(t *testing.T) {
 	assert.Equal(t, http.StatusOK, lookupAs(alice), "nothing changes before SIGHUP")
 	assert.Equal(t, http.StatusUnauthorized, lookupAs(carol))
 
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.awaitCount(t, `msg="keys reloaded"`, 2)
 	assert.Contains(t, s.stderr.String(), `msg="keys reloaded" reason=SIGHUP file=`+keys+` keys=2 added=1 removed=1`)
 	assert.Equal(t, http.StatusUnauthorized, lookupAs(alice), "a revoked key stops working without a restart")
@@ -84,7 +73,7 @@ func TestServeReloadsKeysOnSIGHUP(t *testing.T) {
 
 	// A keys file caught broken is refused; the keys in force stay.
 	require.NoError(t, os.WriteFile(keys, []byte("sha256:0123\n"), 0o600))
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	sighup(t)
 	s.await(t, &s.stderr, `msg="(keys reload failed); the previous keys stay in force"`)
 	assert.Contains(t, s.stderr.String(), keys+":1: the hash must be 64 hex digits")
 	assert.Equal(t, http.StatusOK, lookupAs(bob))

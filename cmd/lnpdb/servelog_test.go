@@ -11,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/testio"
 )
 
 // blockedOnce is a log output that takes no write until released.
 type blockedOnce struct {
-	syncBuffer
+	testio.Buffer
 	entered, release chan struct{}
 	once             sync.Once
 }
@@ -23,7 +24,7 @@ type blockedOnce struct {
 func (b *blockedOnce) Write(p []byte) (int, error) {
 	b.once.Do(func() { close(b.entered) })
 	<-b.release
-	return b.syncBuffer.Write(p)
+	return b.Buffer.Write(p)
 }
 
 // TestServeLogDropNotice checks that the notice of dropped lines is a
@@ -62,6 +63,6 @@ func TestServeLogDropNotice(t *testing.T) {
 			}
 		})
 	}
-	_, err := newServeLog(httpapi.NewLogWriter(&syncBuffer{}, 0), "xml")
+	_, err := newServeLog(httpapi.NewLogWriter(&testio.Buffer{}, 0), "xml")
 	assert.ErrorIs(t, err, errUsage)
 }

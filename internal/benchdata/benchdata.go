@@ -129,39 +129,51 @@ func (t *Table) queries(count int) error {
 }
 
 func column(path, name string) ([]uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
-	hdr, err := r.Read()
-	if err != nil {
-		return nil, err
-	}
-	col := slices.Index(hdr, name)
-	if col < 0 {
-		return nil, fmt.Errorf("%s: no column %s", path, name)
-	}
 	var out []uint64
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
+	col := -1
+	err := EachRow(path, func(hdr, rec []string) error {
+		if col < 0 {
+			if col = slices.Index(hdr, name); col < 0 {
+				return fmt.Errorf("%s: no column %s", path, name)
+			}
 		}
 		s := rec[col]
 		if len(s) == 11 {
 			s = s[1:]
 		}
 		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, v)
+		return err
+	})
+	return out, err
+}
+
+// EachRow calls fn with the header and each data row of the CSV file at
+// path, in order, until fn returns an error, which it returns. The row's
+// slice is reused from call to call.
+func EachRow(path string, fn func(header, row []string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	hdr, err := r.Read()
+	if err != nil {
+		return err
+	}
+	r.ReuseRecord = true
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(hdr, rec); err != nil {
+			return err
+		}
 	}
 }
 

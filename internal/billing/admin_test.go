@@ -21,6 +21,13 @@ func (c adminClient) do(method, path, body string) (int, map[string]any, string)
 	return c.doKey("admin-secret", method, path, body)
 }
 
+// serveAdmin serves a over loopback HTTP until the test ends.
+func serveAdmin(t *testing.T, a *Admin) adminClient {
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return adminClient{t, srv.URL}
+}
+
 func (c adminClient) doKey(key, method, path, body string) (int, map[string]any, string) {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
@@ -61,9 +68,7 @@ func TestAdminAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(a)
-		defer srv.Close()
-		c := adminClient{t, srv.URL}
+		c := serveAdmin(t, a)
 
 		code, acc, body := c.do("POST", "/admin/v1/accounts", `{"name":"Acme"}`)
 		if code != 201 || acc["name"] != "Acme" || acc["status"] != "active" {

@@ -2,7 +2,6 @@ package billing
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,9 +25,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a)
-	defer srv.Close()
-	c := adminClient{t, srv.URL}
+	c := serveAdmin(t, a)
 	_, acc, _ := c.do("POST", "/admin/v1/accounts", `{"name":"Acme"}`)
 	id := acc["id"].(string)
 	_, k, _ := c.do("POST", "/admin/v1/accounts/"+id+"/keys", `{"label":"x"}`)

@@ -1,7 +1,7 @@
-// Package diptest holds what the softswitch front ends' tests share: numbers
-// of every kind a number portability dip must tell apart, found in a table
-// by asking lrn.Lookup, so that the tests assert against the library rather
-// than against answers written by hand.
+// Package diptest holds what the front ends' tests share: numbers of every
+// kind a number portability dip must tell apart, found in a table by asking
+// lrn.Lookup, so that the tests assert against the library rather than
+// against answers written by hand; and a fixed table to serve.
 package diptest
 
 import (
@@ -12,6 +12,16 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/lrn"
 )
+
+// Fixed returns the Tables of a front end that serves db and nothing else
+// (nil: no table, as before the first one loads).
+func Fixed(db *format.DB) FixedTables { return FixedTables{db} }
+
+// FixedTables serves one table; see Fixed.
+type FixedTables struct{ db *format.DB }
+
+// DB returns the table.
+func (t FixedTables) DB() *format.DB { return t.db }
 
 // Numbers are one number of each kind, canonical 11 digits (Invalid is not
 // a NANP number).
@@ -26,6 +36,20 @@ type Numbers struct {
 // All returns the numbers with their kinds, in a fixed order.
 func (n Numbers) All() [][2]string {
 	return [][2]string{{"ported", n.Ported}, {"pooled", n.Pooled}, {"home", n.Home}, {"vacant", n.Vacant}, {"invalid", n.Invalid}}
+}
+
+// Vacant returns a valid number of db whose NPA-NXX code is vacant, quicker
+// than Find: the first code NPA-555 that is.
+func Vacant(t testing.TB, db *format.DB) string {
+	t.Helper()
+	for npa := 201; npa <= 989; npa++ {
+		n := fmt.Sprintf("1%d5550100", npa)
+		if _, err := lrn.Lookup(db, n, lrn.Options{}); errors.Is(err, lrn.ErrNotFound) {
+			return n
+		}
+	}
+	t.Fatal("diptest: no vacant NPA-555 code")
+	return ""
 }
 
 // Find scans db's codes in order for one number of each kind, and fails t

@@ -3,24 +3,15 @@ package enum
 import (
 	"testing"
 
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/miekg/dns"
 )
 
 // BenchmarkAnswerWire is one UDP query's work besides the socket: unpack
 // the query, answer it, pack the answer.
 func BenchmarkAnswerWire(b *testing.B) {
-	db := testdb.Sample(b)
-	nums := diptest.Find(b, db)
-	h, err := New(Config{Tables: fixedTable{db}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, _, nums := sampleHandler(b)
 	for _, k := range [][2]string{{"ported", nums.Ported}, {"vacant", nums.Vacant}} {
-		q := new(dns.Msg)
-		q.SetQuestion(enumName(k[1], "e164.arpa."), dns.TypeNAPTR)
-		wire, _ := q.Pack()
+		wire, _ := query(k[1]).Pack()
 		b.Run(k[0], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -18,10 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type fixedTable struct{ db *format.DB }
-
-func (t fixedTable) DB() *format.DB { return t.db }
-
 // enumName returns the ENUM domain of an 11-digit number under suffix.
 func enumName(number, suffix string) string {
 	var b strings.Builder
@@ -30,6 +26,23 @@ func enumName(number, suffix string) string {
 		b.WriteByte('.')
 	}
 	return b.String() + suffix
+}
+
+// sampleHandler returns a handler that serves the sample table, the table,
+// and its numbers of every kind.
+func sampleHandler(t testing.TB) (*Handler, *format.DB, diptest.Numbers) {
+	t.Helper()
+	db := testdb.Sample(t)
+	h, err := New(Config{Tables: diptest.Fixed(db)})
+	require.NoError(t, err)
+	return h, db, diptest.Find(t, db)
+}
+
+// query is the NAPTR question for number under e164.arpa.
+func query(number string) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion(enumName(number, "e164.arpa."), dns.TypeNAPTR)
+	return m
 }
 
 // serve starts h on loopback UDP and TCP and returns their addresses.
@@ -74,7 +87,7 @@ func exchange(t *testing.T, network, addr, name string, qtype uint16) *dns.Msg {
 // answer against lrn.Lookup.
 func TestAnswers(t *testing.T) {
 	db := testdb.Sample(t)
-	h, err := New(Config{Tables: fixedTable{db}})
+	h, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	udp, tcp := serve(t, h)
 	nums := diptest.Find(t, db)
@@ -117,7 +130,7 @@ func TestAnswers(t *testing.T) {
 func TestZone(t *testing.T) {
 	db := testdb.Sample(t)
 	nums := diptest.Find(t, db)
-	h, err := New(Config{Tables: fixedTable{db}, Suffix: "NPD.Example.", TTL: 5})
+	h, err := New(Config{Tables: diptest.Fixed(db), Suffix: "NPD.Example.", TTL: 5})
 	require.NoError(t, err)
 	assert.Equal(t, "npd.example.", h.Suffix())
 	udp, _ := serve(t, h)
@@ -157,20 +170,16 @@ func TestZone(t *testing.T) {
 	require.Len(t, resp.Answer, 1)
 	assert.Equal(t, uint32(testdb.BuiltAt.Unix()), resp.Answer[0].(*dns.SOA).Serial)
 
-	_, err = New(Config{Tables: fixedTable{db}, Suffix: "bad..name"})
+	_, err = New(Config{Tables: diptest.Fixed(db), Suffix: "bad..name"})
 	assert.Error(t, err)
 }
 
 // TestEDNSAndTruncation: an EDNS0 query gets an OPT back; answers over UDP
 // never exceed the client's buffer, and set TC when they would.
 func TestEDNSAndTruncation(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	h, err := New(Config{Tables: fixedTable{db}})
-	require.NoError(t, err)
+	h, _, nums := sampleHandler(t)
 
-	m := new(dns.Msg)
-	m.SetQuestion(enumName(nums.Ported, "e164.arpa."), dns.TypeNAPTR)
+	m := query(nums.Ported)
 	m.SetEdns0(1232, false)
 	resp := h.Answer(m, true)
 	require.NotNil(t, resp.IsEdns0())
@@ -208,12 +217,8 @@ func TestEDNSAndTruncation(t *testing.T) {
 // TestLiveUpdate: an update applied to the served table changes the next
 // answer, with no restart.
 func TestLiveUpdate(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	h, err := New(Config{Tables: fixedTable{db}})
-	require.NoError(t, err)
-	m := new(dns.Msg)
-	m.SetQuestion(enumName(nums.Home, "e164.arpa."), dns.TypeNAPTR)
+	h, db, nums := sampleHandler(t)
+	m := query(nums.Home)
 	assert.Equal(t, "!^.*$!tel:+"+nums.Home+";npdi!", h.Answer(m, false).Answer[0].(*dns.NAPTR).Regexp)
 
 	ported, err := lrn.Lookup(db, nums.Ported, lrn.Options{})
@@ -225,7 +230,7 @@ func TestLiveUpdate(t *testing.T) {
 }
 
 func TestNoTable(t *testing.T) {
-	h, err := New(Config{Tables: fixedTable{}})
+	h, err := New(Config{Tables: diptest.Fixed(nil)})
 	require.NoError(t, err)
 	m := new(dns.Msg)
 	m.SetQuestion(enumName("12025550123", "e164.arpa."), dns.TypeNAPTR)
@@ -235,12 +240,8 @@ func TestNoTable(t *testing.T) {
 func TestAnswerAllocs(t *testing.T) {
 	// Not a zero-alloc path (miekg/dns builds messages on the heap); this
 	// bounds it so that a regression shows.
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	h, err := New(Config{Tables: fixedTable{db}})
-	require.NoError(t, err)
-	m := new(dns.Msg)
-	m.SetQuestion(enumName(nums.Ported, "e164.arpa."), dns.TypeNAPTR)
+	h, _, nums := sampleHandler(t)
+	m := query(nums.Ported)
 	allocs := testing.AllocsPerRun(100, func() { h.Answer(m, true) })
 	assert.LessOrEqual(t, allocs, 12.0)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/miekg/dns"
@@ -15,7 +16,7 @@ import (
 // reads back.
 func FuzzAnswer(f *testing.F) {
 	db := testdb.Sample(f)
-	h, err := New(Config{Tables: fixedTable{db}})
+	h, err := New(Config{Tables: diptest.Fixed(db)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net"
 	"runtime"
-	"sync"
 
+	"github.com/lnpdb/lnpdb/internal/sockets"
 	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/miekg/dns"
 )
@@ -18,15 +18,13 @@ var ErrServerClosed = errors.New("enum: server closed")
 type Server struct {
 	h *Handler
 
-	mu      sync.Mutex
-	closed  bool
-	servers map[*dns.Server]struct{}
-	udp     map[*net.UDPConn]struct{}
+	servers sockets.Set[*dns.Server]
+	udp     sockets.Set[*net.UDPConn]
 }
 
 // NewServer returns a Server answering with h.
 func NewServer(h *Handler) *Server {
-	return &Server{h: h, servers: make(map[*dns.Server]struct{}), udp: make(map[*net.UDPConn]struct{})}
+	return &Server{h: h}
 }
 
 // ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
@@ -38,22 +36,14 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 	if !ok {
 		return s.serve(&dns.Server{PacketConn: pc, Handler: s.h, Net: "udp", UDPSize: dns.DefaultMsgSize})
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.udp.Add(udp, nil) {
 		pc.Close()
 		return ErrServerClosed
 	}
-	s.udp[udp] = struct{}{}
-	s.mu.Unlock()
 	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
 		return s.h.AnswerWire(dst, datagram)
 	})
-	s.mu.Lock()
-	delete(s.udp, udp)
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.udp.Remove(udp) {
 		return ErrServerClosed
 	}
 	return err
@@ -69,20 +59,12 @@ func (s *Server) ServeTCP(l net.Listener) error {
 }
 
 func (s *Server) serve(srv *dns.Server) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.servers.Add(srv, nil) {
 		closeListeners(srv)
 		return ErrServerClosed
 	}
-	s.servers[srv] = struct{}{}
-	s.mu.Unlock()
 	err := srv.ActivateAndServe()
-	s.mu.Lock()
-	delete(s.servers, srv)
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.servers.Remove(srv) {
 		return ErrServerClosed
 	}
 	return err
@@ -91,18 +73,9 @@ func (s *Server) serve(srv *dns.Server) error {
 // Shutdown stops every Serve, waiting for the queries being answered until
 // ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	servers := make([]*dns.Server, 0, len(s.servers))
-	for srv := range s.servers {
-		servers = append(servers, srv)
-	}
-	for c := range s.udp {
-		c.Close() // a query being answered finishes; its answer may not be sent
-	}
-	s.mu.Unlock()
+	sockets.CloseAll(&s.udp) // a query being answered finishes; its answer may not be sent
 	var first error
-	for _, srv := range servers {
+	for _, srv := range s.servers.Close() {
 		if err := srv.ShutdownContext(ctx); err != nil {
 			// Not started yet: closing its socket ends ActivateAndServe.
 			closeListeners(srv)

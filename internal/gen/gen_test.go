@@ -103,6 +103,14 @@ func TestGenerateConsistent(t *testing.T) {
 	assert.Less(t, len(refIDs), len(d.messaging)/5, "reference ids are shared")
 }
 
+// readFile returns the content of dir/name.
+func readFile(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return b
+}
+
 func TestGenerateDeterministic(t *testing.T) {
 	cfg := small
 	cfg.Ported = 5000
@@ -111,12 +119,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	cfg.Seed++
 	c, _ := generate(t, cfg)
 	for _, f := range allFiles {
-		x, err := os.ReadFile(filepath.Join(a, f))
-		require.NoError(t, err)
-		y, err := os.ReadFile(filepath.Join(b, f))
-		require.NoError(t, err)
-		z, err := os.ReadFile(filepath.Join(c, f))
-		require.NoError(t, err)
+		x, y, z := readFile(t, a, f), readFile(t, b, f), readFile(t, c, f)
 		assert.True(t, bytes.Equal(x, y), "%s differs between two runs with the same seed", f)
 		if f != FileRateCenters { // the reference table does not depend on the seed
 			assert.False(t, bytes.Equal(x, z), "%s is the same for another seed", f)

@@ -24,11 +24,7 @@ const sampleDir = "../../testdata/sample"
 func TestSampleIsGenerated(t *testing.T) {
 	dir, _ := generate(t, sampleConfig)
 	for _, f := range allFiles {
-		want, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-		got, err := os.ReadFile(filepath.Join(sampleDir, f))
-		require.NoError(t, err)
-		assert.True(t, bytes.Equal(want, got),
+		assert.True(t, bytes.Equal(readFile(t, dir, f), readFile(t, sampleDir, f)),
 			"testdata/sample/%s is not what the generator writes: regenerate it as testdata/sample/README.md says", f)
 	}
 }

@@ -1,7 +1,9 @@
 // Package golden keeps the golden files of the lookup packages
 // (testdata/golden/*.json): for each case, a lookup's REST wire body,
 // compared byte for byte in compact form. `go test -update` in a lookup
-// package rewrites its file.
+// package rewrites its file. It also holds the checks every lookup package
+// makes alike: its sentinel errors are the root package's, and a closed
+// table answers ErrClosed.
 package golden
 
 import (
@@ -17,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -83,10 +87,7 @@ func Check(t testing.TB, name string, got []Case) {
 		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 		return
 	}
-	b, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	var want []Case
-	require.NoError(t, json.Unmarshal(b, &want))
+	want := Read(t, "..", name)
 	require.Len(t, got, len(want), "cases differ from %s; run go test -update", path)
 	for i := range want {
 		var compact bytes.Buffer
@@ -97,4 +98,51 @@ func Check(t testing.TB, name string, got []Case) {
 		assert.Equal(t, want[i].Messaging, got[i].Messaging, want[i].Case)
 		assert.Equal(t, compact.String(), string(got[i].Body), "%s: %s", want[i].Case, want[i].Number)
 	}
+}
+
+// Read returns the cases of testdata/golden/name below root, the module
+// root as a path from the calling package's directory.
+func Read(t testing.TB, root, name string) []Case {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "golden", name))
+	require.NoError(t, err, "run go test -update in the lookup package to create it")
+	var cases []Case
+	require.NoError(t, json.Unmarshal(b, &cases))
+	return cases
+}
+
+// Run looks up every case with lookup on the sample table, checks that it
+// takes its Branch (the error it must match, or what branch returns for the
+// answer), and compares the wire bodies with testdata/golden/name as Check
+// does. Last it closes the table and checks that the first case's lookup
+// then fails with lnpdb.ErrClosed.
+func Run[R any](t *testing.T, name string, cases []Case, lookup func(db *format.DB, c Case) (R, error), branch func(R) any) {
+	t.Helper()
+	db := testdb.Sample(t)
+	got := make([]Case, len(cases))
+	for i, c := range cases {
+		r, err := lookup(db, c)
+		if want, ok := c.Branch.(error); ok {
+			assert.ErrorIs(t, err, want, c.Case)
+		} else {
+			assert.Equal(t, c.Branch, branch(r), c.Case)
+		}
+		c.Body = WireBody(t, r, err)
+		got[i] = c
+	}
+	Check(t, name, got)
+
+	closed := testdb.Open(t, lnpdb.Sample())
+	require.NoError(t, closed.Close())
+	_, err := lookup(closed, cases[0])
+	assert.ErrorIs(t, err, lnpdb.ErrClosed, "a lookup on a closed table")
+}
+
+// Sentinels checks that a lookup package's sentinel errors are the root
+// package's values, so that errors.Is matches either name.
+func Sentinels(t testing.TB, invalidNumber, notFound, closed error) {
+	t.Helper()
+	assert.Same(t, lnpdb.ErrInvalidNumber, invalidNumber)
+	assert.Same(t, lnpdb.ErrNotFound, notFound)
+	assert.Same(t, lnpdb.ErrClosed, closed)
 }

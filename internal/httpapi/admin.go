@@ -84,14 +84,8 @@ type Admin struct {
 
 // NewAdmin returns the admin handler for cfg.
 func NewAdmin(cfg AdminConfig) (*Admin, error) {
-	if cfg.Tables == nil {
-		return nil, errors.New("httpapi: AdminConfig.Tables is required")
-	}
-	if cfg.Keys == nil {
-		return nil, errors.New("httpapi: AdminConfig.Keys is required")
-	}
-	if cfg.Live == nil {
-		return nil, errors.New("httpapi: AdminConfig.Live is required")
+	if err := required("AdminConfig", "Tables", cfg.Tables, "Keys", cfg.Keys, "Live", cfg.Live); err != nil {
+		return nil, err
 	}
 	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live, updlog: cfg.UpdateLog,
 		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
@@ -126,14 +120,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.String("remote", r.RemoteAddr))
 		}
 	}()
-	handler, _ := a.mux.Handler(r)
-	rt, ok := handler.(*route)
-	if !ok {
-		writeError(rec, errNoRoute)
-		return
-	}
-	rec.route = rt.path
-	rt.fn(rec, r)
+	dispatch(a.mux, rec, r)
 }
 
 // authorize authenticates an admin key. When it returns false it has
@@ -153,6 +140,20 @@ func (a *Admin) authorize(w *recorder, r *http.Request) bool {
 	}
 	w.keyID = key.ID()
 	return true
+}
+
+// authorizedTable authorizes r as authorize does and returns the served
+// table; it returns nil when it has answered instead: a missing or unknown
+// key, or no table being served.
+func (a *Admin) authorizedTable(w *recorder, r *http.Request) *format.DB {
+	if !a.authorize(w, r) {
+		return nil
+	}
+	db := a.tables.DB()
+	if db == nil {
+		writeError(w, errUnavailable)
+	}
+	return db
 }
 
 // updatesBody is the answer to POST /admin/v1/updates.
@@ -369,12 +370,8 @@ type compactBody struct {
 }
 
 func (a *Admin) compactNow(w *recorder, r *http.Request) {
-	if !a.authorize(w, r) {
-		return
-	}
-	db := a.tables.DB()
+	db := a.authorizedTable(w, r)
 	if db == nil {
-		writeError(w, errUnavailable)
 		return
 	}
 	res := compactBody{Status: "running", Pending: db.PendingUpdates()}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/live"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
@@ -88,6 +88,18 @@ func checkErrorBody(t *testing.T, r response, status int, code string) map[strin
 	assert.NotEmpty(t, m["error"])
 	assert.NotEmpty(t, m["details"])
 	return m
+}
+
+func TestConfigRequired(t *testing.T) {
+	tables, keys := NewTable(testdb.Sample(t)), auth.NewKeySet()
+	_, err := New(Config{Keys: keys})
+	assert.EqualError(t, err, "httpapi: Config.Tables is required")
+	_, err = New(Config{Tables: tables})
+	assert.EqualError(t, err, "httpapi: Config.Keys is required")
+	_, err = NewAdmin(AdminConfig{Tables: tables})
+	assert.EqualError(t, err, "httpapi: AdminConfig.Keys is required")
+	_, err = NewAdmin(AdminConfig{Tables: tables, Keys: keys})
+	assert.EqualError(t, err, "httpapi: AdminConfig.Live is required")
 }
 
 func TestAdminUpdatesVisibleToNextLookup(t *testing.T) {

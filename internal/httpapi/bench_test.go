@@ -35,7 +35,9 @@ type rereader struct{ bytes.Reader }
 
 func (*rereader) Close() error { return nil }
 
-func benchHandler(b *testing.B, metrics bool) *Handler {
+// benchHandler is the real handler on the sample table, with a rate limit
+// high enough that lookups keep running, for benchmarks and fuzzers.
+func benchHandler(b testing.TB, metrics bool) *Handler {
 	cfg := Config{
 		Tables:       NewTable(testdb.Sample(b)),
 		Keys:         testKeys(),

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/auth"
 )
 
 // priced is an Accounts that refuses with details and reports usage.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/diptest"
 )
 
 type bulkBody struct {
@@ -19,7 +21,7 @@ type bulkBody struct {
 // byte, the body POST /api/v1/lrn answers for that number, in input order.
 func TestBulkIsSingleLookups(t *testing.T) {
 	s := newServer(t, unlimited)
-	numbers := append(sampleNumbers(t), vacant(t, s.h.tables.DB()), "123", "", "(202) 555-0124", "12115550123", "tel:+12025550123;npdi")
+	numbers := append(sampleNumbers(t), diptest.Vacant(t, s.h.tables.DB()), "123", "", "(202) 555-0124", "12115550123", "tel:+12025550123;npdi")
 	for _, flags := range [][2]bool{{false, false}, {true, false}, {true, true}} {
 		b, _ := json.Marshal(map[string]any{"phone_numbers": numbers, "include_enhanced_lrn": flags[0], "messaging_lookup": flags[1]})
 		r := s.post(t, "/api/v1/lrn/bulk", string(b))
@@ -77,7 +79,7 @@ func TestBulkErrors(t *testing.T) {
 // each number.
 func TestGraphQLBulkAgrees(t *testing.T) {
 	s := newServer(t, unlimited)
-	numbers := append(sampleNumbers(t)[:50], vacant(t, s.h.tables.DB()), "123", "(202) 555-0124")
+	numbers := append(sampleNumbers(t)[:50], diptest.Vacant(t, s.h.tables.DB()), "123", "(202) 555-0124")
 	const fields = `phoneNumber lrn lrn_activated_at carrier success error enhanced_lrn_data { carrier city ocn } messaging { provider enabled }`
 	_, g := s.gql(t, `query($ns: [String!]!) { lookupLrnBulk(phoneNumbers: $ns, includeEnhancedLrn: true, includeMessaging: true) { `+fields+` } }`, map[string]any{"ns": numbers})
 	require.Empty(t, g.Errors)

@@ -22,24 +22,8 @@ func decodeFast(data []byte, v any) bool {
 		return false
 	}
 	d := fastDecoder{b: data}
-	d.space()
-	if !d.byte('{') {
-		return false
-	}
-	d.space()
-	if d.byte('}') {
-		return d.end()
-	}
-	for {
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
-		d.space()
-		if !d.byte(':') {
-			return false
-		}
-		d.space()
+	return d.members(func(key []byte) bool {
+		var ok bool
 		switch {
 		case string(key) == "phone_number":
 			s, ok := d.str()
@@ -53,25 +37,16 @@ func decodeFast(data []byte, v any) bool {
 				pr.PhoneNumber = &p
 			}
 		case string(key) == "include_enhanced_lrn" && lr != nil:
-			if lr.IncludeEnhancedLRN, ok = d.bool(); !ok {
-				return false
-			}
+			lr.IncludeEnhancedLRN, ok = d.bool()
+			return ok
 		case string(key) == "messaging_lookup" && lr != nil:
-			if lr.MessagingLookup, ok = d.bool(); !ok {
-				return false
-			}
+			lr.MessagingLookup, ok = d.bool()
+			return ok
 		default:
 			return false
 		}
-		d.space()
-		if d.byte('}') {
-			return d.end()
-		}
-		if !d.byte(',') {
-			return false
-		}
-		d.space()
-	}
+		return true
+	})
 }
 
 type fastDecoder struct {

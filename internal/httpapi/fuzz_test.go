@@ -9,25 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/lnpdb/lnpdb/internal/testdb"
 )
-
-// fuzzHandler is the real handler on the sample table, with a rate limit
-// high enough that lookups keep running.
-func fuzzHandler(f *testing.F) *Handler {
-	h, err := New(Config{
-		Tables:       NewTable(testdb.Sample(f)),
-		Keys:         testKeys(),
-		DefaultLimit: 1 << 30,
-		Now:          func() time.Time { return testNow },
-	})
-	if err != nil {
-		f.Fatal(err)
-	}
-	return h
-}
 
 // authHeader picks one of the Authorization variants the fuzzers try.
 func authHeader(sel uint8, junk string) string {
@@ -60,7 +42,7 @@ func checkResponse(t *testing.T, rec *httptest.ResponseRecorder) {
 }
 
 func FuzzREST(f *testing.F) {
-	h := fuzzHandler(f)
+	h := benchHandler(f, false)
 	for _, path := range []string{"/api/v1/lrn", "/api/v1/cnam", "/api/v1/messaging", "/api/v1/trust"} {
 		f.Add("POST", path, "application/json", uint8(0), []byte(`{"phone_number":"12025550123","include_enhanced_lrn":true,"messaging_lookup":true}`))
 		f.Add("POST", path, "application/json; charset=utf-8", uint8(0), []byte(`{"phone_number":"+1 (202) 555-0124"}`))
@@ -106,7 +88,7 @@ func FuzzREST(f *testing.F) {
 }
 
 func FuzzGraphQL(f *testing.F) {
-	h := fuzzHandler(f)
+	h := benchHandler(f, false)
 	f.Add(seedQuery, []byte(`{"number":"12025550123","includeEnhanced":true,"includeMessaging":true}`), "", false)
 	f.Add(introspectionQuery, []byte(`null`), "IntrospectionQuery", false)
 	f.Add(`{ lookupCnam(phoneNumber: "123") { phoneNumber cnam success error } }`, []byte(nil), "", false)

@@ -3,24 +3,14 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// golden is an entry of testdata/golden: a question and the REST body that
-// answers it.
-type golden struct {
-	Case      string          `json:"case"`
-	Number    string          `json:"number"`
-	Enhanced  bool            `json:"enhanced"`
-	Messaging bool            `json:"messaging"`
-	Body      json.RawMessage `json:"body"`
-}
+	"github.com/lnpdb/lnpdb/internal/golden"
+)
 
 // TestGoldenBodies checks every wire body of the lookup packages' golden
 // files, errors included, over HTTP.
@@ -28,10 +18,7 @@ func TestGoldenBodies(t *testing.T) {
 	goldenNow := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	s := newServer(t, func(c *Config) { c.Now = func() time.Time { return goldenNow } })
 	for _, typ := range []string{"lrn", "cnam", "messaging", "trust"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", typ+".json"))
-		require.NoError(t, err)
-		var cases []golden
-		require.NoError(t, json.Unmarshal(b, &cases))
+		cases := golden.Read(t, "../..", typ+".json")
 		require.NotEmpty(t, cases)
 		for _, c := range cases {
 			t.Run(typ+"/"+c.Case, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/auth"
 )
 
 func TestGraphQLGet(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -63,7 +64,7 @@ func TestGraphQLLRN(t *testing.T) {
 
 func TestGraphQLLookupFailures(t *testing.T) {
 	s := newServer(t)
-	vac := vacant(t, s.h.tables.DB())
+	vac := diptest.Vacant(t, s.h.tables.DB())
 	const mustBe11 = "Phone number must be 11 digits starting with 1"
 	for _, c := range []struct{ number, phone, err, code, details string }{
 		{"123", "null", "Invalid phone number format", CodeInvalidPhoneNumber, mustBe11},
@@ -177,7 +178,7 @@ func TestRESTAndGraphQLAgree(t *testing.T) {
 		msg: lookupMessagingProvider(phoneNumber: $n) { phoneNumber messagingProvider messagingEnabled messagingCountry messagingCountryCode referenceId success error }
 		trust: lookupTrust(phoneNumber: $n) { phoneNumber trustScore trustLevel spamType complaintCount firstReported lastReported reasons success error }
 	}`
-	numbers := append(sampleNumbers(t), vacant(t, s.h.tables.DB()), "12115550123", "(202) 555-0124")
+	numbers := append(sampleNumbers(t), diptest.Vacant(t, s.h.tables.DB()), "12115550123", "(202) 555-0124")
 	for _, n := range numbers {
 		_, g := s.gql(t, q, map[string]any{"n": n})
 		require.Empty(t, g.Errors)

@@ -5,16 +5,12 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/lnpdb/lnpdb/internal/auth"
-	"github.com/lnpdb/lnpdb/internal/ratelimit"
-	"github.com/lnpdb/lnpdb/internal/testclock"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +18,11 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/testclock"
 	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testio"
 )
 
 // testNow is the trust lookups' "now" in tests.
@@ -44,7 +44,7 @@ type server struct {
 	*httptest.Server
 	h     *Handler
 	clock *testclock.Clock
-	logs  *bytes.Buffer
+	logs  *testio.Buffer
 }
 
 type option func(*Config)
@@ -53,14 +53,14 @@ type option func(*Config)
 func newServer(t testing.TB, opts ...option) *server {
 	t.Helper()
 	c := testclock.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
-	logs := new(bytes.Buffer)
+	logs := new(testio.Buffer)
 	m, err := NewMetrics(nil)
 	require.NoError(t, err)
 	cfg := Config{
 		Tables:       NewTable(testdb.Sample(t)),
 		Keys:         testKeys(),
 		Limiter:      ratelimit.NewMemoryLimiter(time.Minute, c.Now),
-		Logger:       slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)),
+		Logger:       slog.New(slog.NewJSONHandler(logs, nil)),
 		AccessLog:    true,
 		Metrics:      m,
 		ServeMetrics: true,
@@ -74,17 +74,6 @@ func newServer(t testing.TB, opts ...option) *server {
 	s := &server{Server: httptest.NewServer(h), h: h, clock: c, logs: logs}
 	t.Cleanup(s.Close)
 	return s
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // response is a finished response with its body read.

@@ -130,13 +130,22 @@ type Handler struct {
 	mux      *http.ServeMux
 }
 
+// required returns an error naming the first field of the configuration
+// config that is nil; fields alternates names and values, as in
+// required("Config", "Tables", cfg.Tables, "Keys", cfg.Keys).
+func required(config string, fields ...any) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == nil {
+			return fmt.Errorf("httpapi: %s.%s is required", config, fields[i])
+		}
+	}
+	return nil
+}
+
 // New returns the Handler for cfg.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Tables == nil {
-		return nil, errors.New("httpapi: Config.Tables is required")
-	}
-	if cfg.Keys == nil {
-		return nil, errors.New("httpapi: Config.Keys is required")
+	if err := required("Config", "Tables", cfg.Tables, "Keys", cfg.Keys); err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		tables:   cfg.Tables,
@@ -284,7 +293,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*rec = recorder{}
 		recorders.Put(rec)
 	}()
-	handler, _ := h.mux.Handler(r)
+	dispatch(h.mux, rec, r)
+}
+
+// dispatch runs the route of mux that r asks for, naming it on rec.
+func dispatch(mux *http.ServeMux, rec *recorder, r *http.Request) {
+	handler, _ := mux.Handler(r)
 	rt, ok := handler.(*route)
 	if !ok {
 		// No endpoint, or a path the mux would redirect to its clean form:

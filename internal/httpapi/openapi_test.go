@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"io"
 	"net/http"
 	"strings"
@@ -38,7 +39,7 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 		"panic":   newServer(t, func(c *Config) { c.Tables = panicTables{} }),
 		"notable": newServer(t, func(c *Config) { c.Tables = new(Table) }),
 	}
-	vac := vacant(t, main.h.tables.DB())
+	vac := diptest.Vacant(t, main.h.tables.DB())
 	noKey := []string{"Content-Type", "application/json"}
 	badKey := []string{"Content-Type", "application/json", "Authorization", "Bearer nope"}
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
@@ -102,16 +103,8 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range calls {
 		s := servers[c.server]
-		req, err := http.NewRequest(c.method, s.URL+c.path, strings.NewReader(c.body))
-		require.NoError(t, err)
-		for i := 0; i+1 < len(c.hdr); i += 2 {
-			req.Header.Set(c.hdr[i], c.hdr[i+1])
-		}
-		res, err := s.Client().Do(req)
-		require.NoError(t, err)
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		require.NoError(t, err)
+		r := s.do(t, c.method, c.path, c.body, c.hdr...)
+		req, res, body := r.Request, r.Response, r.body
 		if c.status != 0 {
 			require.Equal(t, c.status, res.StatusCode, "%s %s: %s", c.method, c.path, body)
 		}

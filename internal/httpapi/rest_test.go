@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"io/fs"
 	"net/http"
 	"regexp"
@@ -55,19 +56,6 @@ func find(t *testing.T, db *format.DB, ok func(lrn.Result, error) bool) string {
 	return ""
 }
 
-// vacant returns a valid number whose code the sample does not assign.
-func vacant(t *testing.T, db *format.DB) string {
-	t.Helper()
-	for npa := 201; npa < 1000; npa++ {
-		n := fmt.Sprintf("1%d2000000", npa)
-		if _, err := lrn.Lookup(db, n, lrn.Options{}); errors.Is(err, lnpdb.ErrNotFound) {
-			return n
-		}
-	}
-	t.Fatal("no vacant code")
-	return ""
-}
-
 // assertSame checks a REST answer against the library's answer for the
 // same question: the body is the library's Result marshalled, or the error
 // maps to its status.
@@ -91,7 +79,7 @@ func assertSame(t *testing.T, r response, want any, err error) {
 func TestRESTBodiesAreTheLibraryResults(t *testing.T) {
 	s := newServer(t, unlimited)
 	db := s.h.tables.DB()
-	numbers := append(sampleNumbers(t), vacant(t, db), "+1 (202) 555-0123", "202.555.0124", "tel:+12025550123;npdi;rn=+12025569000")
+	numbers := append(sampleNumbers(t), diptest.Vacant(t, db), "+1 (202) 555-0123", "202.555.0124", "tel:+12025550123;npdi;rn=+12025569000")
 	for _, n := range numbers {
 		for _, opt := range []lrn.Options{{}, {Enhanced: true}, {Messaging: true}, {Enhanced: true, Messaging: true}} {
 			want, err := lrn.Lookup(db, n, opt)
@@ -206,7 +194,7 @@ var ruleDetails = map[string]string{
 
 func TestRESTErrors(t *testing.T) {
 	s := newServer(t)
-	vac := vacant(t, s.h.tables.DB())
+	vac := diptest.Vacant(t, s.h.tables.DB())
 	for _, path := range lookupPaths {
 		cases := []errCase{
 			{"invalid number", "POST", path, jsonKey, `{"phone_number":"123"}`, 400, CodeInvalidPhoneNumber},

@@ -47,12 +47,8 @@ func (a *Admin) routeTable() {
 }
 
 func (a *Admin) table(w *recorder, r *http.Request) {
-	if !a.authorize(w, r) {
-		return
-	}
-	db := a.tables.DB()
+	db := a.authorizedTable(w, r)
 	if db == nil {
-		writeError(w, errUnavailable)
 		return
 	}
 	// The file at the path, not the mapping: it is what a reload would

@@ -145,16 +145,8 @@ func TestAdminTableOpenAPI(t *testing.T) {
 		if c.status == 503 {
 			require.NoError(t, os.Truncate(path, 10))
 		}
-		req, err := http.NewRequest(c.method, s.URL+"/admin/v1/table"+c.query, nil)
-		require.NoError(t, err)
-		for i := 0; i+1 < len(c.hdr); i += 2 {
-			req.Header.Set(c.hdr[i], c.hdr[i+1])
-		}
-		res, err := s.Client().Do(req)
-		require.NoError(t, err)
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		require.NoError(t, err)
+		r := s.do(t, c.method, "/admin/v1/table"+c.query, "", c.hdr...)
+		req, res, body := r.Request, r.Response, r.body
 		require.Equal(t, c.status, res.StatusCode, "%s %s %v", c.method, c.query, c.hdr)
 		item := doc.Paths.Value("/admin/v1/table")
 		require.NotNil(t, item)

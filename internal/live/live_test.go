@@ -23,13 +23,21 @@ func replace(t *testing.T, path string, b []byte) {
 	require.NoError(t, os.Rename(tmp, path))
 }
 
-func TestWatchReloadsAndRefusesDamage(t *testing.T) {
+// openMini builds mini into the test's directory and opens it verified, as
+// serve does; the table is closed when the test ends.
+func openMini(t *testing.T) (string, *format.DB) {
+	t.Helper()
 	path := testdb.Build(t, mini)
-	good, err := os.ReadFile(path)
-	require.NoError(t, err)
 	db, err := format.Open(path, format.WithVerify())
 	require.NoError(t, err)
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return path, db
+}
+
+func TestWatchReloadsAndRefusesDamage(t *testing.T) {
+	path, db := openMini(t)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	r, err := Start(Config{DB: db, Watch: 5 * time.Millisecond, Registerer: reg})
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,12 +16,9 @@ import (
 // an install that changed nothing reloads nothing; a compaction asked for
 // meanwhile waits for the install.
 func TestReplace(t *testing.T) {
-	path := testdb.Build(t, mini)
+	path, db := openMini(t)
 	other, err := os.ReadFile(path)
 	require.NoError(t, err)
-	db, err := format.Open(path, format.WithVerify())
-	require.NoError(t, err)
-	defer db.Close()
 	r, err := Start(Config{DB: db}) // no watcher
 	require.NoError(t, err)
 	defer r.Stop()

@@ -1,6 +1,7 @@
 // Package lookup holds the steps every lookup package (lrn, cnam,
 // messaging, trust) takes alike before it applies its own rules: parse the
-// number, read its record, refuse a vacant one, and wrap a table's error.
+// number, read its record, refuse a vacant one, and wrap a table's error;
+// and the one way their enumerations print.
 // It imports only format, the root package and internal/nanp, so that the
 // lookup packages stay within the library's dependency rule; it must not
 // import a lookup package or anything of a server.
@@ -9,6 +10,7 @@ package lookup
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
@@ -47,4 +49,14 @@ func Error(pkg string, err error) error {
 		return lnpdb.ErrClosed
 	}
 	return fmt.Errorf("%s: %w", pkg, err)
+}
+
+// Name returns names[v], the name of the enumeration typ's value v, or
+// "typ(v)" for a value without one: what the String method of a lookup
+// package's enumeration answers.
+func Name[T ~uint8](typ string, names []string, v T) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
+	}
+	return typ + "(" + strconv.Itoa(int(v)) + ")"
 }

@@ -59,3 +59,12 @@ func TestGet(t *testing.T) {
 	_, err = Get(db, "12025550123", format.FieldPorted, "x", &rec)
 	assert.Same(t, lnpdb.ErrClosed, err)
 }
+
+func TestName(t *testing.T) {
+	type kind uint8
+	names := []string{1: "one", 2: "two"}
+	assert.Equal(t, "one", Name("kind", names, kind(1)))
+	assert.Equal(t, "two", Name("kind", names, kind(2)))
+	assert.Equal(t, "kind(0)", Name("kind", names, kind(0)), "a value without a name")
+	assert.Equal(t, "kind(200)", Name("kind", names, kind(200)), "a value past the names")
+}

@@ -54,6 +54,17 @@ func TestRuleErrors(t *testing.T) {
 	assert.Empty(t, rule)
 }
 
+// ruleError checks that err is a *RuleError about part and code, and
+// returns it.
+func ruleError(t *testing.T, err error, part string, code int) *RuleError {
+	t.Helper()
+	var re *RuleError
+	require.True(t, errors.As(err, &re))
+	assert.Equal(t, part, re.Part)
+	assert.Equal(t, code, re.Code)
+	return re
+}
+
 func TestCheckCodes(t *testing.T) {
 	var npas, nxxs int
 	for c := range 1000 {
@@ -66,19 +77,12 @@ func TestCheckCodes(t *testing.T) {
 		if npaErr == nil {
 			npas++
 		} else {
-			var re *RuleError
-			require.True(t, errors.As(npaErr, &re))
-			assert.Equal(t, "NPA", re.Part)
-			assert.Equal(t, c, re.Code)
-			assert.Contains(t, re.Rule, fmt.Sprintf("NPA %03d ", c))
+			assert.Contains(t, ruleError(t, npaErr, "NPA", c).Rule, fmt.Sprintf("NPA %03d ", c))
 		}
 		if nxxErr == nil {
 			nxxs++
 		} else {
-			var re *RuleError
-			require.True(t, errors.As(nxxErr, &re))
-			assert.Equal(t, "NXX", re.Part)
-			assert.Equal(t, c, re.Code)
+			ruleError(t, nxxErr, "NXX", c)
 		}
 	}
 	assert.Equal(t, 712, npas, "800 [2-9]XX less 8 N11 and 80 N9X")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
@@ -53,7 +54,7 @@ func FuzzParseRequest(f *testing.F) {
 // only ever sends a well-formed reply.
 func FuzzAnswer(f *testing.F) {
 	db := testdb.Sample(f)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	if err != nil {
 		f.Fatal(err)
 	}

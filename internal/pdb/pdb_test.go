@@ -21,16 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type fixedTable struct{ db *format.DB }
-
-func (t fixedTable) DB() *format.DB { return t.db }
-
 func testServer(t *testing.T) (*Server, *format.DB) {
 	t.Helper()
 	db := testdb.Sample(t)
 	carriers, err := LoadCarriers("testdata/carriers.txt")
 	require.NoError(t, err)
-	s, err := New(Config{Tables: fixedTable{db}, Carriers: carriers})
+	s, err := New(Config{Tables: diptest.Fixed(db), Carriers: carriers})
 	require.NoError(t, err)
 	return s, db
 }
@@ -126,7 +122,7 @@ func TestCarriers(t *testing.T) {
 }
 
 func TestNoTableNoAnswer(t *testing.T) {
-	s, err := New(Config{Tables: fixedTable{}})
+	s, err := New(Config{Tables: diptest.Fixed(nil)})
 	require.NoError(t, err)
 	q, err := AppendRequest(nil, 1, "12025550123")
 	require.NoError(t, err)
@@ -135,7 +131,7 @@ func TestNoTableNoAnswer(t *testing.T) {
 
 	db := testdb.Sample(t)
 	require.NoError(t, db.Close())
-	s, err = New(Config{Tables: fixedTable{db}})
+	s, err = New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	_, ok = s.Answer(nil, q)
 	assert.False(t, ok, "closed table: silence")

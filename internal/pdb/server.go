@@ -32,6 +32,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/internal/sockets"
 	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -59,10 +60,8 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.Mutex
-	conns  map[net.PacketConn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	conns sockets.Set[net.PacketConn]
+	wg    sync.WaitGroup // the readers
 }
 
 // New returns a Server; cfg.Tables is required.
@@ -77,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log, conns: make(map[net.PacketConn]struct{})}, nil
+	return &Server{cfg: cfg, log: log}, nil
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -87,15 +86,10 @@ var ErrServerClosed = errors.New("pdb: server closed")
 // ErrServerClosed; any other read error ends it with that error. conn is
 // closed on return.
 func (s *Server) Serve(conn net.PacketConn) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.conns.Add(conn, func() { s.wg.Add(s.cfg.Readers) }) {
 		conn.Close()
 		return ErrServerClosed
 	}
-	s.conns[conn] = struct{}{}
-	s.wg.Add(s.cfg.Readers)
-	s.mu.Unlock()
 
 	errc := make(chan error, s.cfg.Readers)
 	for range s.cfg.Readers {
@@ -106,11 +100,7 @@ func (s *Server) Serve(conn net.PacketConn) error {
 	}
 	err := <-errc
 	conn.Close() // stops the other readers
-	s.mu.Lock()
-	delete(s.conns, conn)
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.conns.Remove(conn) {
 		return ErrServerClosed
 	}
 	return err
@@ -119,20 +109,8 @@ func (s *Server) Serve(conn net.PacketConn) error {
 // Shutdown stops every Serve and waits until the queries being answered are
 // answered, or ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	sockets.CloseAll(&s.conns)
+	return sockets.Wait(ctx, &s.wg)
 }
 
 // read is one socket's service: batched for a UDP socket, a datagram at a

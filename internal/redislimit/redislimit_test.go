@@ -1,7 +1,6 @@
 package redislimit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/testio"
 	"github.com/lnpdb/lnpdb/internal/testredis"
 )
 
@@ -138,6 +138,22 @@ func testConcurrent(t *testing.T, pipeline bool) {
 	assert.Zero(t, l.Status().Fallbacks)
 }
 
+// allowedInTurn asks a and b in turn, n times in all, for one request on
+// key with limit, and returns how many were allowed.
+func allowedInTurn(a, b *Limiter, n int, key string, limit int) int {
+	allowed := 0
+	for i := range n {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if d, _ := l.AllowN(context.Background(), key, limit, 1); d.Allowed {
+			allowed++
+		}
+	}
+	return allowed
+}
+
 // TestTwoNodesShareOneBudget: two limiters (two nodes) on one Redis share a
 // key's budget; another prefix is another budget.
 func TestTwoNodesShareOneBudget(t *testing.T) { bothModes(t, testTwoNodesShareOneBudget) }
@@ -147,17 +163,7 @@ func testTwoNodesShareOneBudget(t *testing.T, pipeline bool) {
 	a := newLimiter(t, srv.URL(), mode(pipeline, nil))
 	b := newLimiter(t, srv.URL(), mode(pipeline, nil))
 	other := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) { c.Prefix = "other:" }))
-	allowed := 0
-	for i := range 300 {
-		l := a
-		if i%2 == 1 {
-			l = b
-		}
-		if d, _ := l.AllowN(context.Background(), "k", 100, 1); d.Allowed {
-			allowed++
-		}
-	}
-	assert.Equal(t, 100, allowed)
+	assert.Equal(t, 100, allowedInTurn(a, b, 300, "k", 100))
 	d, _ := a.AllowN(context.Background(), "k", 100, 1)
 	assert.Equal(t, 0, d.Remaining)
 	d, _ = other.AllowN(context.Background(), "k", 100, 1)
@@ -166,22 +172,9 @@ func testTwoNodesShareOneBudget(t *testing.T, pipeline bool) {
 }
 
 // logCounter counts the log lines that contain a word.
-type logCounter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logCounter struct{ testio.Buffer }
 
-func (c *logCounter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(p)
-}
-
-func (c *logCounter) count(s string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Count(c.buf.String(), s)
-}
+func (c *logCounter) count(s string) int { return strings.Count(c.String(), s) }
 
 // TestRedisStoppedMidRun stops Redis while two nodes decide without pause:
 // every request keeps its answer (no error, none stuck), the nodes fall
@@ -272,17 +265,7 @@ func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	assert.LessOrEqual(t, fallbacks()-fellBack, 8.0, "no local decisions once Redis is back")
 
 	// Shared again: two nodes, one budget.
-	allowed = 0
-	for i := range 30 {
-		l := a
-		if i%2 == 1 {
-			l = b
-		}
-		if d, _ := l.AllowN(context.Background(), "after", 10, 1); d.Allowed {
-			allowed++
-		}
-	}
-	assert.Equal(t, 10, allowed, "one budget across the nodes again")
+	assert.Equal(t, 10, allowedInTurn(a, b, 30, "after", 10), "one budget across the nodes again")
 
 	stop.Store(true)
 	wg.Wait()

@@ -14,7 +14,7 @@ import (
 func BenchmarkRespondWire(b *testing.B) {
 	db := testdb.Sample(b)
 	nums := diptest.Find(b, db)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emiago/sipgo/sip"
+	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -15,7 +16,7 @@ import (
 // lrn reads back.
 func FuzzRespond(f *testing.F) {
 	db := testdb.Sample(f)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func FuzzRespond(f *testing.F) {
 // never panics, and what it sends parses as a SIP response.
 func FuzzAnswerDatagram(f *testing.F) {
 	db := testdb.Sample(f)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	if err != nil {
 		f.Fatal(err)
 	}

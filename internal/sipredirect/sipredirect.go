@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -51,6 +52,7 @@ import (
 	"github.com/emiago/sipgo/sip"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/dipstat"
+	"github.com/lnpdb/lnpdb/internal/sockets"
 	"github.com/lnpdb/lnpdb/internal/udpbatch"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -79,9 +81,7 @@ type Server struct {
 	log *slog.Logger
 	tp  *sip.TransportLayer
 
-	mu        sync.Mutex
-	closed    bool
-	listeners []interface{ Close() error }
+	listeners sockets.Set[io.Closer]
 	inflight  sync.WaitGroup
 }
 
@@ -122,14 +122,17 @@ func (s *Server) handle(msg sip.Message) {
 // goroutines, sipgo parsing and writing each message; any other
 // PacketConn goes through sipgo's transport layer.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
-	if err := s.track(pc); err != nil {
-		return err
+	if !s.listeners.Add(pc, nil) {
+		pc.Close()
+		return ErrServerClosed
 	}
-	udp, ok := pc.(*net.UDPConn)
-	if !ok {
-		return s.served(s.tp.ServeUDP(pc))
+	var err error
+	if udp, ok := pc.(*net.UDPConn); ok {
+		err = udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram)
+	} else {
+		err = s.tp.ServeUDP(pc)
 	}
-	return s.served(udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram))
+	return s.served(pc, err)
 }
 
 // maxDatagram bounds a request read over UDP; RFC 3261 §18.1.1 keeps UDP
@@ -180,30 +183,19 @@ func (w *appendWriter) WriteString(s string) (int, error) {
 
 // ServeTCP answers requests on connections accepted from l until Shutdown.
 func (s *Server) ServeTCP(l net.Listener) error {
-	if err := s.track(l); err != nil {
-		return err
+	if !s.listeners.Add(l, nil) {
+		l.Close()
+		return ErrServerClosed
 	}
-	return s.served(s.tp.ServeTCP(l))
+	return s.served(l, s.tp.ServeTCP(l))
 }
 
 // ErrServerClosed is returned by the Serve methods after Shutdown.
 var ErrServerClosed = errors.New("sipredirect: server closed")
 
-func (s *Server) track(l interface{ Close() error }) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		l.Close()
-		return ErrServerClosed
-	}
-	s.listeners = append(s.listeners, l)
-	return nil
-}
-
-func (s *Server) served(err error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// served is what a Serve on l returns when it ends with err.
+func (s *Server) served(l io.Closer, err error) error {
+	if s.listeners.Remove(l) {
 		return ErrServerClosed
 	}
 	return err
@@ -212,20 +204,8 @@ func (s *Server) served(err error) error {
 // Shutdown stops reading requests, waits for the ones being answered (or
 // for ctx to end), then closes the transport layer's connections.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	for _, l := range s.listeners {
-		l.Close()
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.inflight.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	sockets.CloseAll(&s.listeners)
+	err := sockets.Wait(ctx, &s.inflight)
 	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}

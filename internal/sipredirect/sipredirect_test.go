@@ -19,10 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type fixedTable struct{ db *format.DB }
-
-func (t fixedTable) DB() *format.DB { return t.db }
-
 func invite(method, ruri, laddr string, cseq int) string {
 	return fmt.Sprintf("%[1]s %[2]s SIP/2.0\r\n"+
 		"Via: SIP/2.0/UDP %[3]s;branch=z9hG4bK-%[4]d-test;rport\r\n"+
@@ -101,7 +97,7 @@ func contactOf(t *testing.T, res *sip.Response) string {
 // form, and checks each answer against lrn.Lookup.
 func TestRedirect(t *testing.T) {
 	db := testdb.Sample(t)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	c := startUDP(t, s)
 	nums := diptest.Find(t, db)
@@ -162,7 +158,7 @@ func TestRedirect(t *testing.T) {
 
 func TestAlreadyDipped(t *testing.T) {
 	db := testdb.Sample(t)
-	s, err := New(Config{Tables: fixedTable{}}) // no table: a dip would fail
+	s, err := New(Config{Tables: diptest.Fixed(nil)}) // no table: a dip would fail
 	require.NoError(t, err)
 	c := startUDP(t, s)
 	nums := diptest.Find(t, db)
@@ -178,7 +174,7 @@ func TestAlreadyDipped(t *testing.T) {
 func TestMethodsAndAllowList(t *testing.T) {
 	db := testdb.Sample(t)
 	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	c := startUDP(t, s)
 
@@ -190,11 +186,11 @@ func TestMethodsAndAllowList(t *testing.T) {
 	assert.Equal(t, 405, res.StatusCode)
 	assert.NotNil(t, res.GetHeader("Allow"))
 
-	s2, err := New(Config{Tables: fixedTable{db}, Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	s2, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
 	require.NoError(t, err)
 	c2 := startUDP(t, s2)
 	assert.Equal(t, 403, ask(t, c2, "INVITE", "sip:+"+nums.Ported+"@example.net").StatusCode)
-	s3, err := New(Config{Tables: fixedTable{db}, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	s3, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	require.NoError(t, err)
 	c3 := startUDP(t, s3)
 	assert.Equal(t, 302, ask(t, c3, "INVITE", "sip:+"+nums.Ported+"@example.net").StatusCode)
@@ -203,7 +199,7 @@ func TestMethodsAndAllowList(t *testing.T) {
 func TestTCP(t *testing.T) {
 	db := testdb.Sample(t)
 	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -238,7 +234,7 @@ func TestTCP(t *testing.T) {
 func TestLiveUpdate(t *testing.T) {
 	db := testdb.Sample(t)
 	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	req := func() *sip.Request {
 		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Home+"@example.net", "127.0.0.1:5099", 1)))
@@ -260,7 +256,7 @@ func TestLiveUpdate(t *testing.T) {
 func TestStatelessTag(t *testing.T) {
 	db := testdb.Sample(t)
 	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: fixedTable{db}})
+	s, err := New(Config{Tables: diptest.Fixed(db)})
 	require.NoError(t, err)
 	parse := func(cseq int) *sip.Request {
 		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Ported+"@example.net", "127.0.0.1:5099", cseq)))

@@ -1,5 +1,6 @@
 // Package testdb builds tables for tests: the embedded sample, or any source
-// directory, into the test's temporary directory.
+// directory, into the test's temporary directory; and copies a source
+// directory into memory for a test that changes it.
 package testdb
 
 import (
@@ -7,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/lnpdb/lnpdb"
@@ -44,4 +46,23 @@ func Open(t testing.TB, src fs.FS) *format.DB {
 func Sample(t testing.TB) *format.DB {
 	t.Helper()
 	return Open(t, lnpdb.Sample())
+}
+
+// Copy returns src's files in memory, so that a test can change some before
+// it builds them.
+func Copy(t testing.TB, src fs.FS) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(src, p)
+		m[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("copying a source directory: %v", err)
+	}
+	return m
 }

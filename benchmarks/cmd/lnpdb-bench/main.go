@@ -184,63 +184,48 @@ func (h *harness) run(want map[string]bool, src, table, work, redisAddr string, 
 		cases = append(cases, bench.MapCases(m, q)...)
 	}
 
-	if want["sqlite"] {
-		path := filepath.Join(work, "ported.sqlite")
+	for _, f := range []struct {
+		name, file string
+		load       func(context.Context, string, []bench.Rec) error
+		open       func(string) (bench.System, error)
+		cases      func(bench.System, *bench.Queries) []bench.Case
+	}{
+		{"sqlite", "ported.sqlite", bench.LoadSQLite,
+			func(path string) (bench.System, error) { return bench.OpenSQLite(path, runtime.GOMAXPROCS(0)) },
+			func(s bench.System, q *bench.Queries) []bench.Case { return bench.SQLiteCases(s.(*bench.SQLite), q) }},
+		{"bbolt", "ported.bolt", bench.LoadBolt,
+			func(path string) (bench.System, error) { return bench.OpenBolt(path) },
+			func(s bench.System, q *bench.Queries) []bench.Case { return bench.BoltCases(s.(*bench.Bolt), q) }},
+	} {
+		if !want[f.name] {
+			continue
+		}
+		path := filepath.Join(work, f.file)
 		lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		t = bench.StartTimer()
-		err := bench.LoadSQLite(lctx, path, recs)
+		err := f.load(lctx, path, recs)
 		ins := t.Seconds()
 		cancel()
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			h.notMeasured("sqlite", fmt.Sprintf("load did not finish within the %s time box", loadTimeout))
+			h.notMeasured(f.name, fmt.Sprintf("load did not finish within the %s time box", loadTimeout))
 			os.Remove(path)
 		case err != nil:
-			return fmt.Errorf("sqlite: %w", err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		default:
 			rss0 := bench.RSS()
-			s, err := bench.OpenSQLite(path, runtime.GOMAXPROCS(0))
+			s, err := f.open(path)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			warm(s, q)
 			size := bench.FileSize(path)
-			r.Systems = append(r.Systems, bench.SystemInfo{Name: "sqlite", Status: "ok", LoadSeconds: r.ReadCSVSeconds + r.SortSeconds + ins, InsertSeconds: ins,
+			r.Systems = append(r.Systems, bench.SystemInfo{Name: f.name, Status: "ok", LoadSeconds: r.ReadCSVSeconds + r.SortSeconds + ins, InsertSeconds: ins,
 				MemoryBytes: size, MemoryKind: "mapped file", DiskBytes: size, RSSDeltaBytes: bench.RSS() - rss0})
-			logf("sqlite: %.1fs, %d bytes", ins, size)
-			systems["sqlite"] = s
-			cases = append(cases, bench.SQLiteCases(s, q)...)
-		}
-	}
-
-	if want["bbolt"] {
-		path := filepath.Join(work, "ported.bolt")
-		lctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		t = bench.StartTimer()
-		err := bench.LoadBolt(lctx, path, recs)
-		ins := t.Seconds()
-		cancel()
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			h.notMeasured("bbolt", fmt.Sprintf("load did not finish within the %s time box", loadTimeout))
-			os.Remove(path)
-		case err != nil:
-			return fmt.Errorf("bbolt: %w", err)
-		default:
-			rss0 := bench.RSS()
-			b, err := bench.OpenBolt(path)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			warm(b, q)
-			size := bench.FileSize(path)
-			r.Systems = append(r.Systems, bench.SystemInfo{Name: "bbolt", Status: "ok", LoadSeconds: r.ReadCSVSeconds + r.SortSeconds + ins, InsertSeconds: ins,
-				MemoryBytes: size, MemoryKind: "mapped file", DiskBytes: size, RSSDeltaBytes: bench.RSS() - rss0})
-			logf("bbolt: %.1fs, %d bytes", ins, size)
-			systems["bbolt"] = b
-			cases = append(cases, bench.BoltCases(b, q)...)
+			logf("%s: %.1fs, %d bytes", f.name, ins, size)
+			systems[f.name] = s
+			cases = append(cases, f.cases(s, q)...)
 		}
 	}
 

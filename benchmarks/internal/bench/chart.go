@@ -66,22 +66,27 @@ func (r *Results) WritePNG(path string) error {
 	p.Y.Tick.Label.Font.Size = vg.Points(9)
 	p.Add(plotter.NewGrid())
 	w := vg.Points(7)
-	b1, err := plotter.NewBarChart(one, w)
+	// bars draws values as horizontal bars of width w in c, offset from
+	// the row's line by off.
+	bars := func(values plotter.Values, c color.Color, off vg.Length) (*plotter.BarChart, error) {
+		b, err := plotter.NewBarChart(values, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Horizontal = true
+		b.Color = c
+		b.LineStyle.Width = 0
+		b.Offset = off
+		return b, nil
+	}
+	b1, err := bars(one, color.RGBA{R: 31, G: 119, B: 180, A: 255}, w/2)
 	if err != nil {
 		return err
 	}
-	b1.Horizontal = true
-	b1.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	b1.LineStyle.Width = 0
-	b1.Offset = w / 2
-	b2, err := plotter.NewBarChart(all, w)
+	b2, err := bars(all, color.RGBA{R: 255, G: 127, B: 14, A: 255}, -w/2)
 	if err != nil {
 		return err
 	}
-	b2.Horizontal = true
-	b2.Color = color.RGBA{R: 255, G: 127, B: 14, A: 255}
-	b2.LineStyle.Width = 0
-	b2.Offset = -w / 2
 	p.Add(b1, b2)
 	p.Legend.Add("1 goroutine", b1)
 	p.Legend.Add(fmt.Sprintf("all cores (%d goroutines)", r.Machine.GOMAXPROCS), b2)
