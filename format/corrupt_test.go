@@ -1,6 +1,7 @@
 package format_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -8,10 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 // openAndVerify opens the bytes as a table and verifies it, returning the
@@ -127,4 +130,34 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		openAndVerify(t, dir, b)
 	})
+}
+
+// TestFileID: an open table's Info.ID is the FileID of its file; another
+// table has another; a damaged header or directory has none.
+func TestFileID(t *testing.T) {
+	good := miniTable(t)
+	id, err := format.FileID(bytes.NewReader(good), int64(len(good)))
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{16}$`, id)
+
+	path := testdb.Build(t, mini)
+	db, err := format.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	assert.Equal(t, id, db.Info().ID)
+
+	sample, err := os.ReadFile(testdb.Build(t, lnpdb.Sample()))
+	require.NoError(t, err)
+	other, err := format.FileID(bytes.NewReader(sample), int64(len(sample)))
+	require.NoError(t, err)
+	assert.NotEqual(t, id, other, "two tables, two identities")
+
+	for _, off := range []int{0, 12, 24, 70, 100} { // magic, section count, size, directory
+		bad := bytes.Clone(good)
+		bad[off] ^= 0x40
+		_, err := format.FileID(bytes.NewReader(bad), int64(len(bad)))
+		assert.Error(t, err, "a flipped bit at %d", off)
+	}
+	_, err = format.FileID(bytes.NewReader(good), int64(len(good))+1)
+	assert.Error(t, err, "a file longer than its header says")
 }

@@ -66,6 +66,7 @@ type snapshot struct {
 	m    *mmap.ReaderAt // mp.m
 	hdr  header
 	dir  map[string]dirEntry
+	id   string // FileID of the mapped file
 	meta meta
 
 	ov *overlay // updates since the file was written; nil when none
@@ -169,28 +170,11 @@ func openSnapshot(path string, verify bool) (*snapshot, error) {
 }
 
 func loadSnapshot(m *mmap.ReaderAt) (*snapshot, error) {
-	size := int64(m.Len())
-	hb := make([]byte, min(size, headerSize))
-	if _, err := m.ReadAt(hb, 0); err != nil {
-		return nil, err
-	}
-	h, err := decodeHeader(hb, size)
+	h, dir, head, err := readHead(m, int64(m.Len()))
 	if err != nil {
 		return nil, err
 	}
-	ds := dirSize(int(h.sections))
-	if int64(headerSize+ds) > size {
-		return nil, corrupt("directory", "runs past the end of the file")
-	}
-	db := make([]byte, ds)
-	if _, err := m.ReadAt(db, headerSize); err != nil {
-		return nil, err
-	}
-	dir, err := decodeDir(db, int(h.sections), h.fileSize)
-	if err != nil {
-		return nil, err
-	}
-	s := &snapshot{mp: &mapping{m: m}, m: m, hdr: h, dir: dir}
+	s := &snapshot{mp: &mapping{m: m}, m: m, hdr: h, dir: dir, id: headID(head)}
 	if err := s.loadDictionaries(); err != nil {
 		return nil, err
 	}
@@ -498,7 +482,9 @@ func (s *snapshot) messagingFrom(w window, m *Messaging) error {
 
 // Info describes an open table.
 type Info struct {
-	Path     string
+	Path string
+	// ID is the file's identity, as FileID reports it.
+	ID       string
 	Version  int
 	Size     int64
 	BuiltAt  time.Time
@@ -544,6 +530,7 @@ func (db *DB) Info() Info {
 	}
 	info := Info{
 		Path:    db.path,
+		ID:      s.id,
 		Version: version,
 		Size:    int64(s.hdr.fileSize),
 		BuiltAt: time.Unix(s.hdr.builtAt, 0).UTC(),

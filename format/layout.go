@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -98,6 +99,50 @@ func decodeHeader(b []byte, size int64) (header, error) {
 		return h, corrupt("header", "section count %d out of range", h.sections)
 	}
 	return h, nil
+}
+
+// readHead reads and checks the header and the section directory of a table
+// of size bytes from r, and returns them decoded and as stored.
+func readHead(r io.ReaderAt, size int64) (header, map[string]dirEntry, []byte, error) {
+	b := make([]byte, min(size, headerSize))
+	if _, err := r.ReadAt(b, 0); err != nil {
+		return header{}, nil, nil, err
+	}
+	h, err := decodeHeader(b, size)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	ds := dirSize(int(h.sections))
+	if int64(headerSize+ds) > size {
+		return h, nil, nil, corrupt("directory", "runs past the end of the file")
+	}
+	b = append(b, make([]byte, ds)...)
+	if _, err := r.ReadAt(b[headerSize:], headerSize); err != nil {
+		return h, nil, nil, err
+	}
+	dir, err := decodeDir(b[headerSize:], int(h.sections), h.fileSize)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	return h, dir, b, nil
+}
+
+func headID(head []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(head)) }
+
+// FileID returns the identity of the table file of size bytes read from r:
+// the xxhash64 of its header and section directory, as 16 hex digits. The
+// directory holds every section's checksum, so files with one ID hold the
+// same bytes; it reads only those (64 + 40 per section + 8) bytes, and a
+// file that does not start as a table of that size, or whose header or
+// directory does not check, is an error. An open table's Info.ID is the
+// FileID of the file it maps; lnpdb serve sends it as the ETag of
+// GET /admin/v1/table and shows it in its status.
+func FileID(r io.ReaderAt, size int64) (string, error) {
+	_, _, head, err := readHead(r, size)
+	if err != nil {
+		return "", err
+	}
+	return headID(head), nil
 }
 
 // dirEntry locates one section.

@@ -27,6 +27,9 @@ type statusBody struct {
 }
 
 type tableStatus struct {
+	// ID is the table file's format.FileID: nodes serving one table show
+	// one ID, the ETag GET /admin/v1/table sends for it.
+	ID      string        `json:"id"`
 	Version int           `json:"version"`
 	BuiltAt lnpdb.Time    `json:"built_at,omitzero"`
 	Size    int64         `json:"size"`
@@ -52,7 +55,7 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	}
 	body := statusBody{
 		Status: "ok",
-		Table:  tableStatus{Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
+		Table:  tableStatus{ID: info.ID, Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
 	}
 	if h.live != nil {
 		st := h.live()

@@ -1,9 +1,6 @@
 package httpapi
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/lnpdb/lnpdb/format"
 )
 
 // GET /admin/v1/table makes any server an origin for the others: it streams
@@ -133,41 +131,15 @@ func (w tableWriter) ReadFrom(src io.Reader) (int64, error) {
 	return n, err
 }
 
-// Header and directory as the format package documents them: a 64-byte
-// header holding the magic, the section count at [12,16) and the file size
-// at [24,32); then 40 bytes per section and an 8-byte checksum.
-const (
-	tableMagic       = "LNPDB\r\n\x1a"
-	tableHeaderSize  = 64
-	tableDirEntry    = 40
-	tableMaxSections = 64
-)
-
-// tableETag returns the strong ETag of the table file read from f, whose
-// size is size: the xxhash64 of its header and section directory, which
-// name every section's checksum. It reads only those bytes; a file that
-// does not start as a table of that size is an error.
+// tableETag returns the strong ETag of the table file of size bytes read
+// from f: its format.FileID, quoted. It reads only the header and section
+// directory.
 func tableETag(f io.ReaderAt, size int64) (string, error) {
-	hdr := make([]byte, tableHeaderSize)
-	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return "", fmt.Errorf("reading the table header: %w", err)
+	id, err := format.FileID(f, size)
+	if err != nil {
+		return "", err
 	}
-	if string(hdr[:8]) != tableMagic {
-		return "", errors.New("not an lnpdb table (bad magic)")
-	}
-	n := binary.LittleEndian.Uint32(hdr[12:])
-	if n == 0 || n > tableMaxSections {
-		return "", fmt.Errorf("section count %d out of range", n)
-	}
-	if fs := binary.LittleEndian.Uint64(hdr[24:]); fs != uint64(size) {
-		return "", fmt.Errorf("the file is %d bytes but its header says %d", size, fs)
-	}
-	b := make([]byte, tableHeaderSize+int(n)*tableDirEntry+8)
-	copy(b, hdr)
-	if _, err := f.ReadAt(b[tableHeaderSize:], tableHeaderSize); err != nil {
-		return "", fmt.Errorf("reading the section directory: %w", err)
-	}
-	return fmt.Sprintf(`"%016x"`, xxhash.Sum64(b)), nil
+	return `"` + id + `"`, nil
 }
 
 // acceptsZstd reports whether an Accept-Encoding header accepts zstd.

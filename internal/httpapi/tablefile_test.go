@@ -3,7 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"github.com/lnpdb/lnpdb/format/build"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
@@ -60,6 +61,16 @@ func TestAdminTable(t *testing.T) {
 	etag := r.Header.Get("Etag")
 	assert.Regexp(t, `^"[0-9a-f]{16}"$`, etag)
 	assert.Equal(t, "no-cache", r.Header.Get("Cache-Control"))
+	// The status names the served table by the same identity.
+	st := s.do(t, http.MethodGet, "/api/v1/status", "")
+	require.Equal(t, http.StatusOK, st.StatusCode, "%s", st.body)
+	var status struct {
+		Table struct {
+			ID string `json:"id"`
+		} `json:"table"`
+	}
+	require.NoError(t, json.Unmarshal(st.body, &status))
+	assert.Equal(t, strings.Trim(etag, `"`), status.Table.ID, "status table.id is the table's ETag")
 
 	r = s.do(t, http.MethodGet, "/admin/v1/table", "", append(auth, "If-None-Match", etag)...)
 	assert.Equal(t, http.StatusNotModified, r.StatusCode)
@@ -170,7 +181,7 @@ func FuzzTableETag(f *testing.F) {
 			return
 		}
 		assert.Regexp(t, `^"[0-9a-f]{16}"$`, etag)
-		assert.Equal(t, tableMagic, string(b[:8]))
+		assert.Equal(t, "LNPDB\r\n\x1a", string(b[:8]), "the table magic")
 		// The same bytes give the same ETag; a file said to be longer
 		// than its header says gives none.
 		again, err := tableETag(bytes.NewReader(b), size)
