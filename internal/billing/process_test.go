@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -49,9 +50,12 @@ func helperMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	// Both processes start hammering together.
-	if at, err := strconv.ParseInt(os.Getenv("HAMMER_AT"), 10, 64); err == nil {
-		time.Sleep(time.Until(time.Unix(0, at)))
+	// The processes start hammering together: each says it is ready and
+	// waits for the word, so that one slow to start (a busy machine, the
+	// race detector) does not find the wallet already emptied.
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fail(fmt.Errorf("waiting for the start: %w", err))
 	}
 	var paid atomic.Int64
 	var wg sync.WaitGroup
@@ -105,34 +109,61 @@ func helperMain() int {
 	return 0
 }
 
-type hammer struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	paid int64 // the last count it printed
-	done []int64
-	exit chan error
+// hammerTogether waits until every hammer is ready, then starts them all.
+func hammerTogether(t *testing.T, hs ...*hammer) {
+	t.Helper()
+	for _, h := range hs {
+		select {
+		case <-h.ready:
+		case err := <-h.exit:
+			t.Fatalf("hammer process ended before it was ready: %v", err)
+		case <-time.After(60 * time.Second):
+			t.Fatal("hammer process not ready in 60 s")
+		}
+	}
+	for _, h := range hs {
+		if _, err := io.WriteString(h.start, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
-func startHammer(t *testing.T, dsn string, key [32]byte, ttl time.Duration, at time.Time) *hammer {
+type hammer struct {
+	cmd   *exec.Cmd
+	start io.WriteCloser // a line on it starts the hammering
+	ready chan struct{}  // closed once the process says it is ready
+	mu    sync.Mutex
+	paid  int64 // the last count it printed
+	done  []int64
+	exit  chan error
+}
+
+func startHammer(t *testing.T, dsn string, key [32]byte, ttl time.Duration) *hammer {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=1", "HAMMER_DSN="+dsn, "HAMMER_KEY="+hex.EncodeToString(key[:]),
-		"HAMMER_TTL="+ttl.String(), "HAMMER_AT="+strconv.FormatInt(at.UnixNano(), 10))
+		"HAMMER_TTL="+ttl.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &hammer{cmd: cmd, exit: make(chan error, 1)}
+	h := &hammer{cmd: cmd, start: in, ready: make(chan struct{}), exit: make(chan error, 1)}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
 			h.mu.Lock()
 			switch {
+			case len(f) == 1 && f[0] == "ready":
+				close(h.ready)
 			case len(f) == 2 && f[0] == "paid":
 				h.paid, _ = strconv.ParseInt(f[1], 10, 64)
 			case len(f) == 4 && f[0] == "done":
@@ -235,8 +266,8 @@ func TestTwoProcessesEmptyOneWallet(t *testing.T) {
 	const credits = 3_000_000 // 3,000 lookups at $0.001, after 10 free
 	dsn, s, a, key, stop := hammerSetup(t, credits)
 	ttl := 2 * time.Second
-	at := time.Now().Add(2 * time.Second)
-	h1, h2 := startHammer(t, dsn, key, ttl, at), startHammer(t, dsn, key, ttl, at)
+	h1, h2 := startHammer(t, dsn, key, ttl), startHammer(t, dsn, key, ttl)
+	hammerTogether(t, h1, h2)
 	p1, u1, e1 := h1.wait(t)
 	p2, u2, e2 := h2.wait(t)
 	stop()
@@ -273,8 +304,8 @@ func TestKilledProcessCreditReturns(t *testing.T) {
 	const credits = 5_000_000
 	dsn, s, a, key, stop := hammerSetup(t, credits)
 	ttl := 2 * time.Second
-	at := time.Now().Add(2 * time.Second)
-	victim, survivor := startHammer(t, dsn, key, ttl, at), startHammer(t, dsn, key, ttl, at)
+	victim, survivor := startHammer(t, dsn, key, ttl), startHammer(t, dsn, key, ttl)
+	hammerTogether(t, victim, survivor)
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 		victim.mu.Lock()
 		n := victim.paid
