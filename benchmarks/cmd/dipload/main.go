@@ -149,7 +149,7 @@ func pdbLoad(args []string) error {
 				k := 0
 				// Refill when half the window is answered, so that each
 				// system call carries many queries.
-				for ; inflight <= *window/2 && inflight+k < *window; k++ {
+				for ; inflight <= *window/2 && inflight+k < *window && k < len(out); k++ {
 					id := uint16(next)
 					out[k].Buffers[0], _ = pdb.AppendRequest(out[k].Buffers[0][:0], id, q.Canonical[next&(len(q.Canonical)-1)])
 					next++
@@ -183,7 +183,9 @@ func pdbLoad(args []string) error {
 						bad.Add(1)
 						continue
 					}
-					inflight--
+					// An answer that arrives after its query was
+					// counted lost leaves inflight as it is.
+					inflight = max(inflight-1, 0)
 					answered.Add(1)
 					if len(local) < cap(local) {
 						local = append(local, now.Sub(sent[rep.ID]))
