@@ -25,6 +25,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -118,7 +119,8 @@ func (h *Handler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 // is one: a datagram that does not decode as a DNS message, and a response,
 // get none.
 func (h *Handler) AnswerWire(dst, datagram []byte) ([]byte, bool) {
-	req := new(dns.Msg)
+	req := requests.Get().(*dns.Msg)
+	defer requests.Put(req)
 	if err := req.Unpack(datagram); err != nil {
 		start := time.Now()
 		h.metrics.Request()
@@ -136,6 +138,10 @@ func (h *Handler) AnswerWire(dst, datagram []byte) ([]byte, bool) {
 	}
 	return out, true
 }
+
+// requests are the messages AnswerWire decodes queries into: Unpack sets
+// every field of the header and replaces every section.
+var requests = sync.Pool{New: func() any { return new(dns.Msg) }}
 
 // Answer returns the response to req, or nil when req is itself a
 // response (never answered, so that two servers cannot loop). Over UDP
@@ -176,7 +182,7 @@ func (h *Handler) answer(req, resp *dns.Msg) string {
 	resp.SetReply(req)
 	q := req.Question[0]
 	name := dns.CanonicalName(q.Name)
-	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY || !dns.IsSubDomain(h.suffix, name) {
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY || !h.inZone(name) {
 		resp.Rcode = dns.RcodeRefused
 		return dipstat.Refused
 	}
@@ -236,6 +242,24 @@ func (h *Handler) answer(req, resp *dns.Msg) string {
 // number), the tel URI of RFC 4694 written by lrn.
 func Regexp(r lrn.Result) string {
 	return "!^.*$!" + r.TelURI().String() + "!"
+}
+
+// inZone reports whether the canonical name is the suffix or below it,
+// as dns.IsSubDomain does, without comparing label by label: the name ends
+// in the suffix, after a dot that ends a label (not an escaped "\.").
+func (h *Handler) inZone(name string) bool {
+	if name == h.suffix {
+		return true
+	}
+	dot := len(name) - len(h.suffix) - 1
+	if dot < 0 || !strings.HasSuffix(name, h.suffix) || name[dot] != '.' {
+		return false
+	}
+	escapes := 0
+	for i := dot - 1; i >= 0 && name[i] == '\\'; i-- {
+		escapes++
+	}
+	return escapes%2 == 0
 }
 
 type nameKind uint8
