@@ -41,6 +41,7 @@
 # Settings, from the environment:
 #   PORTED=1000000  DURATION=8  ROUNDS=3  RATES="1000 2500 5000 10000 15000 20000"
 #   CLIENTS=2 WINDOW=64  DNSPERF_CLIENTS=4  KAM_RATE=2000  SIPP_PROCS=2
+#   NICE=-15 (server and load generators at that nice value; needs root)
 #   TMPBASE=/tmp KEEP=1 (keep the temporary directory)
 #   RESULTS=FILE  (default: ../results/dip.md)
 set -euo pipefail
@@ -55,6 +56,10 @@ DNSPERF_CLIENTS=${DNSPERF_CLIENTS:-4}
 KAM_RATE=${KAM_RATE:-2000}
 SIPP_PROCS=${SIPP_PROCS:-2}
 TMPBASE=${TMPBASE:-/tmp}
+# NICE: run the server and every load generator at this nice value, to see
+# what the front ends do when other work on the machine does not delay them.
+pri=()
+[[ -n ${NICE:-} ]] && pri=(nice -n "$NICE")
 SIP_PORT=25070 DNS_PORT=25353 PDB_PORT=25574 KAM_PORT=25060 SIPP_PORT=25091
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -88,7 +93,7 @@ log "generating and building a table of $PORTED ported numbers"
 "$tmp/lnpdb" build -o "$tmp/us.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
 mix=$("$tmp/dipload" queries -src "$tmp/src" -out "$tmp")
 
-"$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --dev-key --access-log=false --watch 0 --addr 127.0.0.1:0 \
+"${pri[@]}" "$tmp/lnpdb" serve --db "$tmp/us.lnpdb" --dev-key --access-log=false --watch 0 --addr 127.0.0.1:0 \
 	--sip 127.0.0.1:$SIP_PORT --dns 127.0.0.1:$DNS_PORT --pdb 127.0.0.1:$PDB_PORT >"$tmp/serve.log" 2>&1 &
 pids+=($!)
 serve_pid=$!
@@ -126,7 +131,7 @@ pdbrows="" enumrows="" lookups1="" lookupsN="" pdbq="" pdbplainq="" dnsq=""
 pdbs_cpu="" pdbc_cpu="" dnss_cpu="" dnsc_cpu=""
 for round in $(seq "$ROUNDS"); do
 	log "round $round: in-process lrn.Lookup"
-	lookup=$("$tmp/dipload" lookup -db "$tmp/us.lnpdb" -src "$tmp/src" -d 2s)
+	lookup=$("${pri[@]}" "$tmp/dipload" lookup -db "$tmp/us.lnpdb" -src "$tmp/src" -d 2s)
 	lookups1+="$(awk '/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")"$'\n'
 	lookupsN+="$(awk '!/goroutines=1 /{sub("qps=","",$3); print $3}' <<<"$lookup")"$'\n'
 
@@ -134,7 +139,7 @@ for round in $(seq "$ROUNDS"); do
 		log "round $round: pdb load ($mode client sends)"
 		seg=true; [[ $mode == plain ]] && seg=false
 		l=$(load1); c0=$(cpu_ms)
-		pdbout=$(timed "$tmp/pdb.time" "$tmp/dipload" pdb -addr 127.0.0.1:$PDB_PORT -src "$tmp/src" -d "${DURATION}s" \
+		pdbout=$(timed "$tmp/pdb.time" "${pri[@]}" "$tmp/dipload" pdb -addr 127.0.0.1:$PDB_PORT -src "$tmp/src" -d "${DURATION}s" \
 			-clients "$CLIENTS" -window "$WINDOW" -segment=$seg)
 		n=$(field "$pdbout" answered)
 		s_us=$(per_dip "$c0" "$(cpu_ms)" "$n"); c_us=$(client_us "$tmp/pdb.time" "$n")
@@ -145,7 +150,7 @@ for round in $(seq "$ROUNDS"); do
 
 	log "round $round: ENUM load (dnsperf)"
 	l=$(load1); c0=$(cpu_ms)
-	timed "$tmp/dnsperf.time" dnsperf -s 127.0.0.1 -p $DNS_PORT -d "$tmp/dnsperf.txt" -l "$DURATION" -c "$DNSPERF_CLIENTS" -q 200 >"$tmp/dnsperf.out" 2>&1 || true
+	timed "$tmp/dnsperf.time" "${pri[@]}" dnsperf -s 127.0.0.1 -p $DNS_PORT -d "$tmp/dnsperf.txt" -l "$DURATION" -c "$DNSPERF_CLIENTS" -q 200 >"$tmp/dnsperf.out" 2>&1 || true
 	dns_qps=$(awk '/Queries per second/ {print $4}' "$tmp/dnsperf.out")
 	dns_avg=$(awk '/Average Latency/ {print $4}' "$tmp/dnsperf.out")
 	dns_max=$(awk '/Average Latency/ {gsub(/[(),]/,""); print $8}' "$tmp/dnsperf.out")
@@ -172,7 +177,7 @@ for rate in $RATES; do
 	spids=()
 	for i in $(seq "$SIPP_PROCS"); do
 		mkdir -p "$d/$i"
-		(cd "$d/$i" && timed time.txt timeout $((DURATION + 15)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
+		(cd "$d/$i" && timed time.txt "${pri[@]}" timeout $((DURATION + 15)) sipp 127.0.0.1:$SIP_PORT -sf "$sw/sipp/redirect.xml" -inf "$tmp/sipp.csv" \
 			-r $((rate / SIPP_PROCS)) -m $((rate / SIPP_PROCS * DURATION)) -i 127.0.0.1 -p $((SIPP_PORT + i)) -buff_size 4194304 \
 			-trace_rtt -rtt_freq 1 -trace_stat -fd 1 -timeout $((DURATION + 10))s >"$d/$i/screen.txt" 2>&1) &
 		spids+=($!)
@@ -208,12 +213,12 @@ if command -v kamailio >/dev/null; then
 	log "Kamailio with pdb_query at $KAM_RATE calls/s"
 	awk 'NR == 1 { print; next } { print $0 ";pdb" }' "$tmp/sipp.csv" >"$tmp/kam.csv"
 	mkdir -p "$tmp/kam"
-	kamailio -f "$sw/kamailio.cfg" -DD -E -Y "$tmp/kam" -P "$tmp/kam/pid" -m 64 -M 8 \
+	"${pri[@]}" kamailio -f "$sw/kamailio.cfg" -DD -E -Y "$tmp/kam" -P "$tmp/kam/pid" -m 64 -M 8 \
 		-A LISTEN=udp:127.0.0.1:$KAM_PORT -A "PDB_SERVER=\"127.0.0.1:$PDB_PORT\"" >"$tmp/kam.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 100); do grep -q "SO_RCVBUF is finally" "$tmp/kam.log" && break; sleep 0.1; done
 	d="$tmp/sipp-kam"; mkdir -p "$d"
-	(cd "$d" && timeout $((DURATION + 15)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
+	(cd "$d" && "${pri[@]}" timeout $((DURATION + 15)) sipp 127.0.0.1:$KAM_PORT -sf "$sw/sipp/dip.xml" -inf "$tmp/kam.csv" \
 		-r "$KAM_RATE" -m $((KAM_RATE * DURATION)) -i 127.0.0.1 -p $SIPP_PORT -buff_size 4194304 -trace_stat -fd 1 \
 		-timeout $((DURATION + 10))s >"$d/screen.txt" 2>&1) || true
 	stat=$(ls "$d"/dip_*_.csv 2>/dev/null | head -1)
@@ -235,7 +240,7 @@ cat >"$results" <<MD
 
 \`benchmarks/dip/run.sh\` at \`$commit\`, $(date -u +%Y-%m-%dT%H:%MZ), $host, $cpus cores (load
 average at the start: $load_start; at the end: $load; the machine is shared). Table: \`lnpdb gen --seed 1 --ported $PORTED\`.
-Queries: $mix. Servers and load generators share the cores.
+Queries: $mix. Servers and load generators share the cores$([[ -n ${NICE:-} ]] && echo ", and run at nice $NICE (\`NICE=$NICE\`), ahead of the machine's other work"). Settings: ROUNDS=$ROUNDS DURATION=$DURATION RATES="$RATES" SIPP_PROCS=$SIPP_PROCS.
 
 Each figure is given with the machine's one-minute load average when it was taken. Throughput
 moves with that load; CPU per answer moves much less, so each table also gives the CPU time
