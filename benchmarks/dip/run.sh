@@ -169,8 +169,10 @@ pdbs_med=$(median <<<"$pdbs_cpu"); pdbc_med=$(median <<<"$pdbc_cpu"); dnss_med=$
 log "SIP load (SIPp) at $RATES calls/s"
 siprows=""
 sip_best=0
+k=0
 for rate in $RATES; do
-	d="$tmp/sipp-$rate"; mkdir -p "$d"
+	# A rate given twice is measured twice: rounds at that rate.
+	k=$((k + 1)); d="$tmp/sipp-$k-$rate"; mkdir -p "$d"
 	l=$(load1); c0=$(cpu_ms)
 	# SIPP_PROCS callers share the rate: one SIPp process is single-threaded
 	# and tops out below what the server answers.
