@@ -5,11 +5,11 @@
 // two per query, and no goroutine or allocation per datagram of its own.
 //
 // Where the kernel offers UDP generic segmentation offload (Linux's
-// UDP_SEGMENT), answers of one size to one peer in a batch leave as one
-// message that the kernel cuts into the datagrams: the peer receives the
-// same datagrams, and the server pays the send path once per group instead
-// of once per answer. When the kernel refuses a segmented send, the socket's
-// loop stops segmenting and sends each answer on its own.
+// UDP_SEGMENT), answers of one size (up to 1232 bytes) to one peer in a
+// batch leave as one message that the kernel cuts into the datagrams: the
+// peer receives the same datagrams, and the server pays the send path once
+// per group instead of once per answer. When the kernel refuses a segmented
+// send, the socket's loop stops segmenting and sends each answer on its own.
 package udpbatch
 
 import (
@@ -39,6 +39,12 @@ const (
 // maxSegmented bounds the bytes of one segmented send: the payload of one
 // UDP datagram over IPv6 (the kernel's limit for the whole group).
 const maxSegmented = 65535 - 8 - 40
+
+// maxSegment bounds the answers that are grouped: a segment must fit the
+// path's MTU unfragmented (the kernel refuses the send otherwise), so only
+// answers that fit any path do (1232 bytes, DNS's safe UDP size). Longer
+// answers leave one by one and are fragmented as usual.
+const maxSegment = 1232
 
 type batchConn interface {
 	ReadBatch([]ipv4.Message, int) (int, error)
@@ -171,7 +177,7 @@ func (w *writer) group() {
 		}
 		g := len(w.out)
 		bufs := append(w.iov[g][:0], a)
-		if w.segment && len(a) > 0 {
+		if w.segment && len(a) > 0 && len(a) <= maxSegment {
 			total := len(a)
 			for j := i + 1; j < len(w.answers) && total+len(a) <= maxSegmented; j++ {
 				if !w.grouped[j] && len(w.answers[j]) == len(a) && sameAddr(w.addrs[i], w.addrs[j]) {

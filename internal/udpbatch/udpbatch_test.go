@@ -146,13 +146,14 @@ func (f *fakeConn) WriteBatch(ms []ipv4.Message, _ int) (int, error) {
 }
 
 func TestWriterGroups(t *testing.T) {
+	big := strings.Repeat("x", maxSegment+1)
 	a := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1000}
 	a2 := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1000} // equal, another value
 	b := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2000}
 	batch := []struct {
 		answer string
 		to     net.Addr
-	}{{"aaa", a}, {"bbb", b}, {"ccc", a2}, {"dddd", a}, {"eee", a}, {"fff", b}}
+	}{{"aaa", a}, {"bbb", b}, {"ccc", a2}, {"dddd", a}, {"eee", a}, {"fff", b}, {big, a}, {big, a}}
 
 	f := &fakeConn{}
 	w := newWriter(f)
@@ -170,7 +171,7 @@ func TestWriterGroups(t *testing.T) {
 		}
 		got = append(got, strings.Join(s, "+"))
 	}
-	assert.Equal(t, []string{"aaa+ccc+eee", "bbb+fff", "dddd"}, got)
+	assert.Equal(t, []string{"aaa+ccc+eee", "bbb+fff", "dddd", big, big}, got, "answers longer than maxSegment are not grouped")
 	assert.Equal(t, 2, f.oobs, "groups of more than one answer carry UDP_SEGMENT")
 
 	f = &fakeConn{refuseSegments: true}
@@ -188,7 +189,7 @@ func TestWriterGroups(t *testing.T) {
 		require.Len(t, bufs, 1)
 		flat = append(flat, string(bufs[0]))
 	}
-	assert.ElementsMatch(t, []string{"aaa", "bbb", "ccc", "dddd", "eee", "fff"}, flat)
+	assert.ElementsMatch(t, []string{"aaa", "bbb", "ccc", "dddd", "eee", "fff", big, big}, flat)
 }
 
 // TestWriterAllocs: answering a batch allocates nothing.
