@@ -25,6 +25,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,7 @@ type Config struct {
 type Handler struct {
 	tables  Tables
 	suffix  string // canonical: lower case, fully qualified
+	mbox    string // the SOA's: hostmaster.<suffix>
 	labels  int    // labels in suffix
 	ttl     uint32
 	metrics *dipstat.Metrics
@@ -96,7 +98,7 @@ func New(cfg Config) (*Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{tables: cfg.Tables, suffix: suffix, labels: dns.CountLabel(suffix), ttl: ttl, metrics: cfg.Metrics, log: log}, nil
+	return &Handler{tables: cfg.Tables, suffix: suffix, mbox: "hostmaster." + suffix, labels: dns.CountLabel(suffix), ttl: ttl, metrics: cfg.Metrics, log: log}, nil
 }
 
 // Suffix returns the zone the handler answers for, canonical.
@@ -118,15 +120,19 @@ func (h *Handler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 // is one: a datagram that does not decode as a DNS message, and a response,
 // get none.
 func (h *Handler) AnswerWire(dst, datagram []byte) ([]byte, bool) {
-	req := new(dns.Msg)
+	req := requests.Get().(*dns.Msg)
+	defer requests.Put(req)
 	if err := req.Unpack(datagram); err != nil {
 		start := time.Now()
 		h.metrics.Request()
 		h.metrics.Answer(dipstat.Malformed, start)
 		return dst, false
 	}
-	resp := h.Answer(req, true)
-	if resp == nil {
+	resp := responses.Get().(*dns.Msg)
+	defer responses.Put(resp)
+	// Reused: the sections keep their arrays, every other field starts over.
+	*resp = dns.Msg{Answer: resp.Answer[:0], Ns: resp.Ns[:0], Extra: resp.Extra[:0]}
+	if !h.respond(req, resp, true) {
 		return dst, false
 	}
 	out, err := resp.PackBuffer(dst[:cap(dst)]) // packs in place when it fits
@@ -137,17 +143,34 @@ func (h *Handler) AnswerWire(dst, datagram []byte) ([]byte, bool) {
 	return out, true
 }
 
+// requests are the messages AnswerWire decodes queries into (Unpack sets
+// every field of the header and replaces every section), responses those it
+// answers in.
+var (
+	requests  = sync.Pool{New: func() any { return new(dns.Msg) }}
+	responses = sync.Pool{New: func() any { return new(dns.Msg) }}
+)
+
 // Answer returns the response to req, or nil when req is itself a
 // response (never answered, so that two servers cannot loop). Over UDP
 // (udp set) the response is truncated to the client's buffer size.
 func (h *Handler) Answer(req *dns.Msg, udp bool) *dns.Msg {
+	resp := new(dns.Msg)
+	if !h.respond(req, resp, udp) {
+		return nil
+	}
+	return resp
+}
+
+// respond fills the empty resp with the response to req, as Answer
+// describes, and reports whether there is one.
+func (h *Handler) respond(req, resp *dns.Msg, udp bool) bool {
 	start := time.Now()
 	h.metrics.Request()
 	if req.Response {
 		h.metrics.Answer(dipstat.Malformed, start)
-		return nil
+		return false
 	}
-	resp := new(dns.Msg)
 	outcome := h.answer(req, resp)
 	resp.Compress = true
 	if opt := req.IsEdns0(); opt != nil {
@@ -160,7 +183,7 @@ func (h *Handler) Answer(req *dns.Msg, udp bool) *dns.Msg {
 		resp.Truncate(dns.MinMsgSize)
 	}
 	h.metrics.Answer(outcome, start)
-	return resp
+	return true
 }
 
 // answer fills resp and returns the dip outcome for the metrics.
@@ -176,7 +199,7 @@ func (h *Handler) answer(req, resp *dns.Msg) string {
 	resp.SetReply(req)
 	q := req.Question[0]
 	name := dns.CanonicalName(q.Name)
-	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY || !dns.IsSubDomain(h.suffix, name) {
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY || !h.inZone(name) {
 		resp.Rcode = dns.RcodeRefused
 		return dipstat.Refused
 	}
@@ -238,6 +261,24 @@ func Regexp(r lrn.Result) string {
 	return "!^.*$!" + r.TelURI().String() + "!"
 }
 
+// inZone reports whether the canonical name is the suffix or below it,
+// as dns.IsSubDomain does, without comparing label by label: the name ends
+// in the suffix, after a dot that ends a label (not an escaped "\.").
+func (h *Handler) inZone(name string) bool {
+	if name == h.suffix {
+		return true
+	}
+	dot := len(name) - len(h.suffix) - 1
+	if dot < 0 || !strings.HasSuffix(name, h.suffix) || name[dot] != '.' {
+		return false
+	}
+	escapes := 0
+	for i := dot - 1; i >= 0 && name[i] == '\\'; i-- {
+		escapes++
+	}
+	return escapes%2 == 0
+}
+
 type nameKind uint8
 
 const (
@@ -285,7 +326,7 @@ func (h *Handler) soa() dns.RR {
 	return &dns.SOA{
 		Hdr:     dns.RR_Header{Name: h.suffix, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: h.ttl},
 		Ns:      h.suffix,
-		Mbox:    "hostmaster." + h.suffix,
+		Mbox:    h.mbox,
 		Serial:  h.serial(),
 		Refresh: 3600,
 		Retry:   600,

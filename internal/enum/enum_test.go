@@ -245,3 +245,24 @@ func TestAnswerAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { h.Answer(m, true) })
 	assert.LessOrEqual(t, allocs, 12.0)
 }
+
+// TestInZone: the suffix and names below it, and not a name that merely
+// ends in the suffix's text or whose last dot before it is escaped.
+func TestInZone(t *testing.T) {
+	h, err := New(Config{Tables: diptest.Fixed(nil)})
+	require.NoError(t, err)
+	for name, want := range map[string]bool{
+		"e164.arpa.":         true,
+		"1.e164.arpa.":       true,
+		"3.2.1.e164.arpa.":   true,
+		`a\\.e164.arpa.`:     true, // label "a\" then e164.arpa.
+		`a\.e164.arpa.`:      false,
+		"xe164.arpa.":        false,
+		"arpa.":              false,
+		".e164.arpa.":        true, // as dns.IsSubDomain has it
+		"e164.arpa.example.": false,
+	} {
+		assert.Equal(t, want, h.inZone(name), name)
+		assert.Equal(t, dns.IsSubDomain(h.Suffix(), name), h.inZone(name), "as dns.IsSubDomain: %s", name)
+	}
+}

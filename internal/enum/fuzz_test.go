@@ -29,6 +29,9 @@ func FuzzAnswer(f *testing.F) {
 		{"0.0.0.0.0.0.2.1.0.2.1.e164.arpa.", dns.TypeNAPTR},
 		{"e164.arpa.", dns.TypeSOA},
 		{"example.com.", dns.TypeA},
+		{`3.2.1\.e164.arpa.`, dns.TypeNAPTR},
+		{`3.2.1\\.e164.arpa.`, dns.TypeNAPTR},
+		{"xe164.arpa.", dns.TypeNAPTR},
 	} {
 		m := new(dns.Msg)
 		m.SetQuestion(q.name, q.qtype)
@@ -48,6 +51,12 @@ func FuzzAnswer(f *testing.F) {
 		req := new(dns.Msg)
 		if req.Unpack(b) != nil {
 			return
+		}
+		for _, q := range req.Question {
+			name := dns.CanonicalName(q.Name)
+			if got, want := h.inZone(name), dns.IsSubDomain(h.Suffix(), name); got != want {
+				t.Fatalf("inZone(%q) = %v, dns.IsSubDomain says %v", name, got, want)
+			}
 		}
 		resp := h.Answer(req, true)
 		if resp == nil {

@@ -37,7 +37,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -144,6 +143,12 @@ const maxDatagram = 8192
 func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bool) {
 	if len(bytes.Trim(datagram, "\r\n\x00")) == 0 || len(datagram) > maxDatagram {
 		return dst, false // a keep-alive, or too long to be ours
+	}
+	// An ACK (a caller's, for the final answer it got) and a response get
+	// no answer: told by their first bytes, they cost no parse. A dip is
+	// INVITE, answer, ACK, so this spares a third of the parsing.
+	if start := bytes.TrimLeft(datagram, "\r\n"); bytes.HasPrefix(start, []byte("ACK ")) || bytes.HasPrefix(start, []byte("SIP/")) {
+		return dst, false
 	}
 	msg, err := sip.ParseMessage(datagram)
 	if err != nil {
@@ -335,7 +340,7 @@ func redirect(req *sip.Request, to *sip.Uri) *sip.Response {
 // reject answers with code and a Reason header (RFC 3326) saying why.
 func reject(req *sip.Request, code int, phrase, why string) *sip.Response {
 	res := newResponse(req, code, phrase)
-	res.AppendHeader(sip.NewHeader("Reason", fmt.Sprintf("SIP;cause=%d;text=%q", code, why)))
+	res.AppendHeader(sip.NewHeader("Reason", "SIP;cause="+strconv.Itoa(code)+";text="+strconv.Quote(why)))
 	return res
 }
 

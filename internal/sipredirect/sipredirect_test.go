@@ -276,3 +276,27 @@ func TestStatelessTag(t *testing.T) {
 	s.Respond(req)
 	assert.False(t, req.To().Params.Has("tag"))
 }
+
+// TestDatagramsNotAnswered: an ACK and a response, with or without leading
+// CRLFs, get no answer, while the INVITE they follow does.
+func TestDatagramsNotAnswered(t *testing.T) {
+	db := testdb.Sample(t)
+	s, err := New(Config{Tables: diptest.Fixed(db)})
+	require.NoError(t, err)
+	nums := diptest.Find(t, db)
+	ruri := "sip:+" + nums.Ported + "@example.net"
+	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5099}
+	inv := invite("INVITE", ruri, from.String(), 7)
+	out, ok := s.answerDatagram(nil, []byte(inv), from)
+	require.True(t, ok)
+	m, err := sip.ParseMessage(out)
+	require.NoError(t, err)
+	require.Equal(t, 302, m.(*sip.Response).StatusCode)
+
+	ack := strings.Replace(strings.Replace(inv, "INVITE "+ruri, "ACK "+ruri, 1), "CSeq: 7 INVITE", "CSeq: 7 ACK", 1)
+	require.NotEqual(t, inv, ack)
+	for _, d := range []string{ack, "\r\n" + ack, string(out), "\r\n\r\n" + string(out)} {
+		_, ok := s.answerDatagram(nil, []byte(d), from)
+		assert.False(t, ok, d)
+	}
+}

@@ -3,6 +3,13 @@
 // a handler, and send the answers in batches (sendmmsg), on a few goroutines
 // per socket. A busy server thus pays two system calls per batch instead of
 // two per query, and no goroutine or allocation per datagram of its own.
+//
+// Where the kernel offers UDP generic segmentation offload (Linux's
+// UDP_SEGMENT), answers of one size (up to 1232 bytes) to one peer in a
+// batch leave as one message that the kernel cuts into the datagrams: the
+// peer receives the same datagrams, and the server pays the send path once
+// per group instead of once per answer. When the kernel refuses a segmented
+// send, the socket's loop stops segmenting and sends each answer on its own.
 package udpbatch
 
 import (
@@ -28,6 +35,16 @@ const (
 	MaxDatagram = 65535
 	MaxAnswer   = 65535
 )
+
+// maxSegmented bounds the bytes of one segmented send: the payload of one
+// UDP datagram over IPv6 (the kernel's limit for the whole group).
+const maxSegmented = 65535 - 8 - 40
+
+// maxSegment bounds the answers that are grouped: a segment must fit the
+// path's MTU unfragmented (the kernel refuses the send otherwise), so only
+// answers that fit any path do (1232 bytes, DNS's safe UDP size). Longer
+// answers leave one by one and are fragmented as usual.
+const maxSegment = 1232
 
 type batchConn interface {
 	ReadBatch([]ipv4.Message, int) (int, error)
@@ -60,13 +77,12 @@ func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler) er
 
 func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
 	in := make([]ipv4.Message, Batch)
-	out := make([]ipv4.Message, Batch)
 	inBuf := make([]byte, Batch*(maxDatagram+1))
 	outBuf := make([]byte, Batch*maxAnswer)
 	for i := range in {
 		in[i].Buffers = [][]byte{inBuf[i*(maxDatagram+1) : (i+1)*(maxDatagram+1)]}
-		out[i].Buffers = [][]byte{nil}
 	}
+	w := newWriter(bc)
 	for {
 		n, err := bc.ReadBatch(in, 0)
 		if err != nil {
@@ -79,23 +95,127 @@ func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
 			}
 			return fmt.Errorf("reading: %w", err)
 		}
-		k := 0
+		w.reset()
 		for i := range n {
+			k := len(w.answers)
 			dst := outBuf[k*maxAnswer : k*maxAnswer : (k+1)*maxAnswer]
 			answer, ok := h(dst, in[i].Buffers[0][:in[i].N], in[i].Addr)
-			if !ok {
-				continue
+			if ok {
+				w.add(answer, in[i].Addr)
 			}
-			out[k].Buffers[0] = answer
-			out[k].Addr = in[i].Addr
-			k++
 		}
-		for sent := 0; sent < k; {
-			m, err := bc.WriteBatch(out[sent:k], 0)
-			if err != nil {
-				break // the clients resend; nothing to do here
+		w.flush()
+	}
+}
+
+// writer sends one batch's answers, grouped for segmentation offload when
+// the socket has it.
+type writer struct {
+	bc      batchConn
+	segment bool // the kernel takes UDP_SEGMENT; cleared on its first refusal
+
+	answers [][]byte
+	addrs   []net.Addr
+	grouped [Batch]bool
+	out     []ipv4.Message
+	iov     [Batch][Batch][]byte // out[g]'s buffers
+	oob     [Batch][]byte        // out[g]'s UDP_SEGMENT control message
+}
+
+func newWriter(bc batchConn) *writer {
+	w := &writer{
+		bc:      bc,
+		segment: segmentSupported,
+		answers: make([][]byte, 0, Batch),
+		addrs:   make([]net.Addr, 0, Batch),
+		out:     make([]ipv4.Message, 0, Batch),
+	}
+	for g := range w.oob {
+		w.oob[g] = newSegmentOOB()
+	}
+	return w
+}
+
+func (w *writer) reset() {
+	clear(w.addrs) // let the addresses of the last batch go
+	w.answers, w.addrs = w.answers[:0], w.addrs[:0]
+}
+
+func (w *writer) add(answer []byte, to net.Addr) {
+	w.answers = append(w.answers, answer)
+	w.addrs = append(w.addrs, to)
+}
+
+// flush sends the batch's answers: one message per answer, or, segmenting,
+// one per group of equal-sized answers to one peer. A message the kernel
+// does not take is dropped (the client resends); a segmented message it
+// refuses ends segmentation and is sent again answer by answer.
+func (w *writer) flush() {
+	w.group()
+	for sent := 0; sent < len(w.out); {
+		m, err := w.bc.WriteBatch(w.out[sent:], 0)
+		sent += m
+		if err == nil || sent >= len(w.out) {
+			continue
+		}
+		if w.segment && len(w.out[sent].Buffers) > 1 {
+			w.segment = false
+			w.regroup(sent)
+			continue
+		}
+		sent++ // this one is lost; the client resends
+	}
+}
+
+// group fills out from the answers.
+func (w *writer) group() {
+	w.out = w.out[:0]
+	clear(w.grouped[:len(w.answers)])
+	for i, a := range w.answers {
+		if w.grouped[i] {
+			continue
+		}
+		g := len(w.out)
+		bufs := append(w.iov[g][:0], a)
+		if w.segment && len(a) > 0 && len(a) <= maxSegment {
+			total := len(a)
+			for j := i + 1; j < len(w.answers) && total+len(a) <= maxSegmented; j++ {
+				if !w.grouped[j] && len(w.answers[j]) == len(a) && sameAddr(w.addrs[i], w.addrs[j]) {
+					bufs = append(bufs, w.answers[j])
+					w.grouped[j] = true
+					total += len(a)
+				}
 			}
-			sent += m
+		}
+		var oob []byte
+		if len(bufs) > 1 {
+			oob = setSegment(w.oob[g], len(a))
+		}
+		w.out = append(w.out, ipv4.Message{Buffers: bufs, OOB: oob, Addr: w.addrs[i]})
+	}
+}
+
+// regroup replaces out[from:] by one message per answer they carry.
+func (w *writer) regroup(from int) {
+	var answers [Batch][]byte
+	var addrs [Batch]net.Addr
+	n := 0
+	for _, m := range w.out[from:] {
+		for _, b := range m.Buffers {
+			answers[n], addrs[n] = b, m.Addr
+			n++
 		}
 	}
+	w.out = w.out[:from]
+	for i := range n {
+		g := len(w.out)
+		w.iov[g][0] = answers[i]
+		w.out = append(w.out, ipv4.Message{Buffers: w.iov[g][:1], Addr: addrs[i]})
+	}
+}
+
+func sameAddr(a, b net.Addr) bool {
+	x, ok1 := a.(*net.UDPAddr)
+	y, ok2 := b.(*net.UDPAddr)
+	return ok1 && ok2 && x.Port == y.Port && x.IP.Equal(y.IP) && x.Zone == y.Zone
 }
