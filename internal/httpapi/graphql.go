@@ -63,9 +63,11 @@ const (
 	graphQLCacheSize = 1000
 )
 
-// newGraphQL returns the executor of the schema, resolving with h.
-func (h *Handler) newGraphQL() *executor.Executor {
-	cfg := graph.Config{Resolvers: &gqlResolver{h: h}}
+// newGraphQL returns the executor of the schema, resolving with h; fast
+// answers the usual lookupLrn without gqlgen's field execution (lrnFields).
+func (h *Handler) newGraphQL(fast bool) *executor.Executor {
+	q := &gqlResolver{h: h}
+	cfg := graph.Config{Resolvers: q}
 	cfg.Complexity.Query.LookupLrnBulk = func(child int, phoneNumbers []string, _, _ *bool) int {
 		return 1 + child*max(len(phoneNumbers), 1)
 	}
@@ -76,6 +78,9 @@ func (h *Handler) newGraphQL() *executor.Executor {
 	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
 	ex.Use(conflictGuard{docs})
 	ex.Use(cachedComplexity{extension.FixedComplexityLimit(maxGraphQLComplexity), lru.New[struct{}](graphQLCacheSize)})
+	if fast {
+		ex.Use(lrnFields{q})
+	}
 	ex.SetDefaultRulesFn(boundedRules)
 	ex.SetRecoverFunc(func(ctx context.Context, v any) error {
 		h.log.LogAttrs(ctx, slog.LevelError, "panic in GraphQL resolver",
