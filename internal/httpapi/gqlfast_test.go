@@ -178,3 +178,35 @@ func FuzzWriteQuoted(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteGraphQLEscapes: the data of a GraphQL answer goes out as
+// encoding/json writes a raw message, HTML-escaped, whichever bytes it holds.
+func TestWriteGraphQLEscapes(t *testing.T) {
+	for _, data := range []string{
+		`{"a":"plain"}`,
+		"{\"a\":\"AT&T <x> \u2028 \u2029 € ‰ – ✓\"}",
+		"{\"a\":\"line\u2028separator only\"}",
+		`{"a":"€ only: no escape"}`,
+		`{"a":"\"quoted\" \\ back"}`,
+	} {
+		want, err := json.Marshal(struct {
+			Data json.RawMessage `json:"data"`
+		}{json.RawMessage(data)})
+		require.NoError(t, err)
+		w := &recorder{ResponseWriter: newDiscardRecorder()}
+		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data)})
+		assert.Equal(t, string(want)+"\n", w.ResponseWriter.(*bodyRecorder).b.String(), "%s", data)
+	}
+}
+
+// bodyRecorder keeps what is written.
+type bodyRecorder struct {
+	discardWriter
+	b bytes.Buffer
+}
+
+func newDiscardRecorder() *bodyRecorder {
+	return &bodyRecorder{discardWriter: discardWriter{h: http.Header{}}}
+}
+
+func (w *bodyRecorder) Write(b []byte) (int, error) { return w.b.Write(b) }
