@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/lnpdb/lnpdb/internal/httpapi/graph"
 )
 
 // lrnFields is a gqlgen root-field interceptor that answers the usual
@@ -143,158 +147,165 @@ type lrnJSON struct {
 	sel ast.SelectionSet
 }
 
-var (
-	jsonNull  = []byte("null")
-	jsonTrue  = []byte("true")
-	jsonFalse = []byte("false")
-)
-
 func (m *lrnJSON) MarshalGQL(w io.Writer) {
-	o := &m.box.out
-	writeObject(w, m.sel, func(w io.Writer, f *ast.Field) {
-		switch f.Name {
-		case "__typename":
-			writeQuoted(w, "LrnResult")
-		case "phoneNumber":
-			writeOptional(w, o.PhoneNumber)
-		case "lrn":
-			writeOptional(w, o.Lrn)
-		case "lrn_activated_at":
-			writeOptional(w, o.LrnActivatedAt)
-		case "carrier":
-			writeOptional(w, o.Carrier)
-		case "success":
-			writeBool(w, o.Success)
-		case "error":
-			writeOptional(w, o.Error)
-		case "code":
-			writeOptional(w, o.Code)
-		case "details":
-			writeOptional(w, o.Details)
-		case "enhanced_lrn_data":
-			e := o.EnhancedLrnData
-			if e == nil {
-				_, _ = w.Write(jsonNull)
-				return
-			}
-			writeObject(w, f.SelectionSet, func(w io.Writer, f *ast.Field) {
-				var s string
-				switch f.Name {
-				case "__typename":
-					s = "EnhancedLrnData"
-				case "carrier":
-					s = e.Carrier
-				case "carrier_type":
-					s = e.CarrierType
-				case "city":
-					s = e.City
-				case "zip_code":
-					s = e.ZipCode
-				case "county":
-					s = e.County
-				case "timezone":
-					s = e.Timezone
-				case "state":
-					s = e.State
-				case "rate_center":
-					s = e.RateCenter
-				case "lata":
-					s = e.Lata
-				case "ocn":
-					s = e.Ocn
-				}
-				writeQuoted(w, s)
-			})
-		case "messaging":
-			d := o.Messaging
-			if d == nil {
-				_, _ = w.Write(jsonNull)
-				return
-			}
-			writeObject(w, f.SelectionSet, func(w io.Writer, f *ast.Field) {
-				switch f.Name {
-				case "__typename":
-					writeQuoted(w, "MessagingData")
-				case "provider":
-					writeQuoted(w, d.Provider)
-				case "enabled":
-					writeBool(w, d.Enabled)
-				case "country":
-					writeQuoted(w, d.Country)
-				case "country_code":
-					writeQuoted(w, d.CountryCode)
-				case "reference_id":
-					writeQuoted(w, d.ReferenceID)
-				}
-			})
-		}
-	})
-}
-
-// writeObject writes a JSON object of the fields of sel, each value by
-// value.
-func writeObject(w io.Writer, sel ast.SelectionSet, value func(io.Writer, *ast.Field)) {
-	_, _ = io.WriteString(w, "{")
-	for i, s := range sel {
-		f := s.(*ast.Field)
-		if i > 0 {
-			_, _ = io.WriteString(w, ",")
-		}
-		writeQuoted(w, f.Alias)
-		_, _ = io.WriteString(w, ":")
-		value(w, f)
-	}
-	_, _ = io.WriteString(w, "}")
-}
-
-func writeOptional(w io.Writer, s *string) {
-	if s == nil {
-		_, _ = w.Write(jsonNull)
+	if buf, ok := w.(*bytes.Buffer); ok { // as gqlgen's Exec passes it
+		buf.Grow(lrnJSONSize)
+		_, _ = buf.Write(m.appendJSON(buf.AvailableBuffer()))
 		return
 	}
-	writeQuoted(w, *s)
+	_, _ = w.Write(m.appendJSON(nil))
 }
 
-func writeBool(w io.Writer, b bool) {
-	if b {
-		_, _ = w.Write(jsonTrue)
-	} else {
-		_, _ = w.Write(jsonFalse)
+// lrnJSONSize is room for the usual answer, all of it selected.
+const lrnJSONSize = 768
+
+// appendJSON appends the result as gqlgen writes it: the fields in the
+// order selected, under their response names.
+func (m *lrnJSON) appendJSON(b []byte) []byte {
+	o := &m.box.out
+	b = append(b, '{')
+	for i, s := range m.sel {
+		f := s.(*ast.Field)
+		b = appendName(b, i, f)
+		switch f.Name {
+		case "__typename":
+			b = appendQuoted(b, "LrnResult")
+		case "phoneNumber":
+			b = appendOptional(b, o.PhoneNumber)
+		case "lrn":
+			b = appendOptional(b, o.Lrn)
+		case "lrn_activated_at":
+			b = appendOptional(b, o.LrnActivatedAt)
+		case "carrier":
+			b = appendOptional(b, o.Carrier)
+		case "success":
+			b = strconv.AppendBool(b, o.Success)
+		case "error":
+			b = appendOptional(b, o.Error)
+		case "code":
+			b = appendOptional(b, o.Code)
+		case "details":
+			b = appendOptional(b, o.Details)
+		case "enhanced_lrn_data":
+			b = appendEnhanced(b, f.SelectionSet, o.EnhancedLrnData)
+		case "messaging":
+			b = appendMessaging(b, f.SelectionSet, o.Messaging)
+		}
 	}
+	return append(b, '}')
+}
+
+func appendEnhanced(b []byte, sel ast.SelectionSet, e *graph.EnhancedLrnData) []byte {
+	if e == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	for i, s := range sel {
+		f := s.(*ast.Field)
+		b = appendName(b, i, f)
+		var v string
+		switch f.Name {
+		case "__typename":
+			v = "EnhancedLrnData"
+		case "carrier":
+			v = e.Carrier
+		case "carrier_type":
+			v = e.CarrierType
+		case "city":
+			v = e.City
+		case "zip_code":
+			v = e.ZipCode
+		case "county":
+			v = e.County
+		case "timezone":
+			v = e.Timezone
+		case "state":
+			v = e.State
+		case "rate_center":
+			v = e.RateCenter
+		case "lata":
+			v = e.Lata
+		case "ocn":
+			v = e.Ocn
+		}
+		b = appendQuoted(b, v)
+	}
+	return append(b, '}')
+}
+
+func appendMessaging(b []byte, sel ast.SelectionSet, d *graph.MessagingData) []byte {
+	if d == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	for i, s := range sel {
+		f := s.(*ast.Field)
+		b = appendName(b, i, f)
+		switch f.Name {
+		case "__typename":
+			b = appendQuoted(b, "MessagingData")
+		case "provider":
+			b = appendQuoted(b, d.Provider)
+		case "enabled":
+			b = strconv.AppendBool(b, d.Enabled)
+		case "country":
+			b = appendQuoted(b, d.Country)
+		case "country_code":
+			b = appendQuoted(b, d.CountryCode)
+		case "reference_id":
+			b = appendQuoted(b, d.ReferenceID)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendName appends the response name of the i-th field of an object.
+func appendName(b []byte, i int, f *ast.Field) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = appendQuoted(b, f.Alias)
+	return append(b, ':')
+}
+
+func appendOptional(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendQuoted(b, *s)
 }
 
 const hexDigits = "0123456789ABCDEF"
 
-// writeQuoted writes s as a JSON string exactly as gqlgen's
-// graphql.MarshalString does: control characters, quote and backslash
-// escaped, everything else as it is.
-func writeQuoted(w io.Writer, s string) {
-	_, _ = io.WriteString(w, `"`)
+// appendQuoted appends s as a JSON string exactly as gqlgen's
+// graphql.MarshalString writes it: control characters, quote and
+// backslash escaped, everything else as it is.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '\\' && c != '"' {
 			continue
 		}
-		_, _ = io.WriteString(w, s[start:i])
+		b = append(b, s[start:i]...)
 		switch c {
 		case '\t':
-			_, _ = io.WriteString(w, `\t`)
+			b = append(b, `\t`...)
 		case '\r':
-			_, _ = io.WriteString(w, `\r`)
+			b = append(b, `\r`...)
 		case '\n':
-			_, _ = io.WriteString(w, `\n`)
+			b = append(b, `\n`...)
 		case '\\':
-			_, _ = io.WriteString(w, `\\`)
+			b = append(b, `\\`...)
 		case '"':
-			_, _ = io.WriteString(w, `\"`)
+			b = append(b, `\"`...)
 		default:
-			_, _ = io.WriteString(w, `\u00`)
-			_, _ = io.WriteString(w, hexDigits[c>>4:c>>4+1])
-			_, _ = io.WriteString(w, hexDigits[c&0xf:c&0xf+1])
+			b = append(b, `\u00`...)
+			b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
 		}
 		start = i + 1
 	}
-	_, _ = io.WriteString(w, s[start:])
-	_, _ = io.WriteString(w, `"`)
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
