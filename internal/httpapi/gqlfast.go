@@ -56,6 +56,75 @@ func (x lrnFields) InterceptRootField(ctx context.Context, next graphql.RootReso
 	return m
 }
 
+// lrnOperation is a gqlgen operation interceptor that answers, whole, a
+// query made only of lookupLrn fields that lrnFields would answer (each
+// with a response name of its own, at most MaxGraphQLLookups of them),
+// without gqlgen's execution of the operation: its root field set,
+// collection and field contexts cost as much again as the lookup. With
+// accounts, where a lookup may fail for want of balance and report an
+// error, and for any other operation, gqlgen executes it (next), and
+// lrnFields answers the lookupLrn fields it can.
+type lrnOperation struct{ q *gqlResolver }
+
+func (lrnOperation) ExtensionName() string                   { return "LrnOperation" }
+func (lrnOperation) Validate(graphql.ExecutableSchema) error { return nil }
+
+// lrnRoot is one root field of an operation lrnOperation answers.
+type lrnRoot struct {
+	f                                *ast.Field
+	number                           string
+	enhanced, withMessaging, carrier bool
+}
+
+func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	st, _ := ctx.Value(gqlStateKey{}).(*gqlState)
+	if st == nil || x.q.h.accounts != nil || oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return next(ctx)
+	}
+	sel := oc.Operation.SelectionSet
+	if len(sel) == 0 || len(sel) > len(st.roots) {
+		return next(ctx)
+	}
+	roots := st.roots[:0]
+	for i, s := range sel {
+		f, ok := s.(*ast.Field)
+		if !ok || f.Name != "lookupLrn" || !plainField(sel[:i], f, lrnRootFields) {
+			return next(ctx)
+		}
+		r := lrnRoot{f: f}
+		if r.carrier, ok = plainLrnSelection(f.SelectionSet); !ok {
+			return next(ctx)
+		}
+		if r.number, r.enhanced, r.withMessaging, ok = lrnArguments(f, oc.Variables); !ok {
+			return next(ctx)
+		}
+		roots = append(roots, r)
+	}
+	if st.lookups.Add(int32(len(roots))) > MaxGraphQLLookups {
+		st.lookups.Add(-int32(len(roots))) // gqlgen's execution refuses the ones over
+		return next(ctx)
+	}
+	b := make([]byte, 0, 16+len(roots)*lrnJSONSize)
+	b = append(b, '{')
+	m := &st.answer
+	for i, r := range roots {
+		if i > 0 {
+			m = new(lrnJSON)
+		}
+		m.sel = r.f.SelectionSet
+		// Without accounts no lookup fails for want of balance.
+		_ = x.q.lookupLrn(ctx, st, &m.box, r.number, r.enhanced, r.withMessaging, r.carrier)
+		b = appendName(b, i, r.f)
+		b = m.appendJSON(b)
+	}
+	b = append(b, '}')
+	return graphql.OneShot(&graphql.Response{Data: b})
+}
+
+// lrnRootFields is what lrnOperation answers at the root.
+var lrnRootFields = map[string]bool{"lookupLrn": false}
+
 // lrnArguments returns lookupLrn's arguments, or false when one is not of
 // the type validation let through.
 func lrnArguments(f *ast.Field, vars map[string]any) (number string, enhanced, withMessaging, ok bool) {

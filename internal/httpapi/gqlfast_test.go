@@ -13,26 +13,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// gqlPair is two servers on the same tables, one answering lookupLrn with
-// lrnFields and one with gqlgen's own execution only.
-func gqlPair(t *testing.T, opts ...option) (fast, plain *server) {
-	fast = newServer(t, append([]option{unlimited}, opts...)...)
-	plain = newServer(t, append([]option{unlimited}, opts...)...)
-	plain.h.gql = plain.h.newGraphQL(false)
-	return fast, plain
+// gqlServers are servers on the same tables answering lookupLrn as lnpdb
+// serve does (fast: lrnOperation, then lrnFields), with lrnFields only, and
+// with gqlgen's own execution only (plain).
+type gqlServers struct{ fast, fields, plain *server }
+
+func gqlPair(t *testing.T, opts ...option) gqlServers {
+	opts = append([]option{unlimited}, opts...)
+	s := gqlServers{newServer(t, opts...), newServer(t, opts...), newServer(t, opts...)}
+	s.fields.h.gql = s.fields.h.newGraphQL(false, true)
+	s.plain.h.gql = s.plain.h.newGraphQL(false, false)
+	return s
 }
 
-// agree posts body to both and requires the same status, Content-Type and
-// bytes.
-func agree(t *testing.T, fast, plain *server, body string, hdr ...string) response {
+// agree posts body to each and requires the same status, Content-Type and
+// bytes; it returns the plain answer.
+func agree(t *testing.T, s gqlServers, body string, hdr ...string) response {
 	t.Helper()
 	h := append([]string{"Content-Type", "application/json", "Authorization", "Bearer " + testKey}, hdr...)
-	a := fast.do(t, http.MethodPost, "/graphql", body, h...)
-	b := plain.do(t, http.MethodPost, "/graphql", body, h...)
-	require.Equal(t, b.StatusCode, a.StatusCode, "%s", body)
-	require.Equal(t, b.Header.Get("Content-Type"), a.Header.Get("Content-Type"), "%s", body)
-	require.Equal(t, string(b.body), string(a.body), "%s", body)
-	return a
+	want := s.plain.do(t, http.MethodPost, "/graphql", body, h...)
+	for name, srv := range map[string]*server{"fast": s.fast, "fields": s.fields} {
+		got := srv.do(t, http.MethodPost, "/graphql", body, h...)
+		require.Equal(t, want.StatusCode, got.StatusCode, "%s: %s", name, body)
+		require.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"), "%s: %s", name, body)
+		require.Equal(t, string(want.body), string(got.body), "%s: %s", name, body)
+	}
+	return want
 }
 
 func gqlBody(t *testing.T, query string, vars map[string]any) string {
@@ -45,7 +51,7 @@ func gqlBody(t *testing.T, query string, vars map[string]any) string {
 // byte what gqlgen's execution answers, for every selection it takes and
 // every one it leaves to gqlgen, on answers and on failures.
 func TestGraphQLFastPathAgrees(t *testing.T) {
-	fast, plain := gqlPair(t)
+	s := gqlPair(t)
 	all := `phoneNumber lrn lrn_activated_at carrier success error code details __typename
 		enhanced_lrn_data { __typename carrier carrier_type city zip_code county timezone state rate_center lata ocn }
 		messaging { __typename provider enabled country country_code reference_id }`
@@ -82,7 +88,7 @@ func TestGraphQLFastPathAgrees(t *testing.T) {
 					decl += ", $inc: Boolean = true"
 				}
 				q := fmt.Sprintf(`query(%s) { lookupLrn(phoneNumber: $n%s) { %s } }`, decl, args, sel)
-				r := agree(t, fast, plain, gqlBody(t, q, vars))
+				r := agree(t, s, gqlBody(t, q, vars))
 				require.NotContains(t, string(r.body), `"errors"`, "%s", q)
 				answered++
 			}
@@ -90,9 +96,20 @@ func TestGraphQLFastPathAgrees(t *testing.T) {
 	}
 	require.Equal(t, len(selections)*len(numbers)*4, answered)
 	// Literal arguments, several fields, other lookups beside.
-	agree(t, fast, plain, gqlBody(t, `{ a: lookupLrn(phoneNumber: "12025550123", includeEnhancedLrn: true) { lrn enhanced_lrn_data { ocn } }
+	agree(t, s, gqlBody(t, `{ a: lookupLrn(phoneNumber: "12025550123", includeEnhancedLrn: true) { lrn enhanced_lrn_data { ocn } }
 		b: lookupLrn(phoneNumber: "1") { success error code details }
 		c: lookupCnam(phoneNumber: "12025550123") { cnam } __typename }`, nil))
+	// Several lookupLrn fields, and root fields lrnOperation leaves alone.
+	for _, q := range []string{
+		`{ a: lookupLrn(phoneNumber: "12025550123", includeMessaging: true) { lrn messaging { provider } } b: lookupLrn(phoneNumber: "1") { success error code details } c: lookupLrn(phoneNumber: "19115550123") { phoneNumber success code } }`,
+		`{ a: lookupLrn(phoneNumber: "12025550123") { lrn } a: lookupLrn(phoneNumber: "12025550123") { carrier } }`,
+		`{ a: lookupLrn(phoneNumber: "12025550123") @include(if: true) { lrn } b: lookupLrn(phoneNumber: "12025550123") @skip(if: true) { lrn } }`,
+		`{ __typename lookupLrn(phoneNumber: "12025550123") { lrn } }`,
+		`query Named { lookupLrn(phoneNumber: "12025550123") { lrn } }`,
+	} {
+		r := agree(t, s, gqlBody(t, q, nil))
+		require.NotContains(t, string(r.body), `"errors"`, "%s", q)
+	}
 	// More lookups than a request may make: the rest fail as gqlgen fails them.
 	var many strings.Builder
 	many.WriteString("{")
@@ -117,21 +134,21 @@ func TestGraphQLFastPathAgrees(t *testing.T) {
 		}
 		return answered, refused, messages
 	}
-	fa, fr, fm := outcome(fast)
-	pa, pr, pm := outcome(plain)
+	fa, fr, fm := outcome(s.fast)
+	pa, pr, pm := outcome(s.plain)
 	assert.Equal(t, []int{MaxGraphQLLookups, 3}, []int{fa, fr})
 	assert.Equal(t, []int{pa, pr}, []int{fa, fr})
 	assert.Equal(t, pm, fm)
 	assert.Contains(t, fm, errTooManyLookups.Error())
 	// The graphql-response media type.
-	agree(t, fast, plain, gqlBody(t, `{ lookupLrn(phoneNumber: "12025550123") { lrn } }`, nil), "Accept", mediaGraphQLResponse)
+	agree(t, s, gqlBody(t, `{ lookupLrn(phoneNumber: "12025550123") { lrn } }`, nil), "Accept", mediaGraphQLResponse)
 }
 
 // TestGraphQLFastPathUnpaid: a lookup refused for want of balance answers,
 // and reports its error on the field's path, as gqlgen's execution does.
 func TestGraphQLFastPathUnpaid(t *testing.T) {
-	fast, plain := gqlPair(t, func(c *Config) { c.Accounts = &priced{} })
-	r := agree(t, fast, plain, gqlBody(t, `{ ok: lookupLrn(phoneNumber: "1") { success } paid: lookupLrn(phoneNumber: "12025550123") { lrn success error code details } }`, nil))
+	s := gqlPair(t, func(c *Config) { c.Accounts = &priced{} })
+	r := agree(t, s, gqlBody(t, `{ ok: lookupLrn(phoneNumber: "1") { success } paid: lookupLrn(phoneNumber: "12025550123") { lrn success error code details } }`, nil))
 	assert.Contains(t, string(r.body), `"path":["paid"]`)
 	assert.Contains(t, string(r.body), CodeInsufficientBalance)
 }
@@ -157,10 +174,11 @@ func TestGraphQLFastPathUsed(t *testing.T) {
 			h.ServeHTTP(w, req)
 		})
 	}
-	fast, plain := gqlPair(t)
-	f, p := allocs(fast.h), allocs(plain.h)
-	t.Logf("allocations per lookupLrn: %v with lrnFields, %v without", f, p)
-	assert.Less(t, f, p/2, "lrnFields is not taken, or allocates as much as gqlgen")
+	s := gqlPair(t)
+	f, o, p := allocs(s.fast.h), allocs(s.fields.h), allocs(s.plain.h)
+	t.Logf("allocations per lookupLrn: %v as served, %v with lrnFields only, %v with neither", f, o, p)
+	assert.Less(t, o, p/2, "lrnFields is not taken, or allocates as much as gqlgen")
+	assert.Less(t, f, o-10, "lrnOperation is not taken, or allocates as much as lrnFields")
 }
 
 // FuzzAppendQuoted: appendQuoted writes what gqlgen's graphql.MarshalString

@@ -62,9 +62,11 @@ const (
 	graphQLCacheSize = 1000
 )
 
-// newGraphQL returns the executor of the schema, resolving with h; fast
-// answers the usual lookupLrn without gqlgen's field execution (lrnFields).
-func (h *Handler) newGraphQL(fast bool) *executor.Executor {
+// newGraphQL returns the executor of the schema, resolving with h;
+// operations and fields answer the usual lookupLrn without gqlgen's
+// execution of the operation (lrnOperation) or of the field's fields
+// (lrnFields).
+func (h *Handler) newGraphQL(operations, fields bool) *executor.Executor {
 	q := &gqlResolver{h: h}
 	cfg := graph.Config{Resolvers: q}
 	cfg.Complexity.Query.LookupLrnBulk = func(child int, phoneNumbers []string, _, _ *bool) int {
@@ -77,7 +79,10 @@ func (h *Handler) newGraphQL(fast bool) *executor.Executor {
 	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
 	ex.Use(conflictGuard{docs})
 	ex.Use(cachedComplexity{extension.FixedComplexityLimit(maxGraphQLComplexity), lru.New[struct{}](graphQLCacheSize)})
-	if fast {
+	if operations {
+		ex.Use(lrnOperation{q})
+	}
+	if fields {
 		ex.Use(lrnFields{q})
 	}
 	ex.SetDefaultRulesFn(boundedRules)
@@ -559,6 +564,8 @@ type gqlState struct {
 	singles, bulk int // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32
+	roots         [MaxGraphQLLookups]lrnRoot // lrnOperation's scratch
+	answer        lrnJSON                    // and its first answer
 }
 
 type gqlStateKey struct{}

@@ -157,7 +157,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	h.gql = h.newGraphQL(true)
+	h.gql = h.newGraphQL(true, true)
 
 	for _, rt := range []struct {
 		path string
