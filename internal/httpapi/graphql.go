@@ -342,11 +342,11 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if req.OperationName != nil {
 		params.OperationName = *req.OperationName
 	}
-	release, ok := h.inflight.acquire(w, r, key)
+	place, ok := h.inflight.acquire(w, r, key)
 	if !ok {
 		return
 	}
-	defer release()
+	defer h.inflight.release(place)
 
 	st := &gqlState{key: key}
 	ctx := context.WithValue(r.Context(), gqlStateKey{}, st)
