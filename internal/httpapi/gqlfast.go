@@ -48,6 +48,7 @@ func (x lrnFields) InterceptRootField(ctx context.Context, next graphql.RootReso
 		return next(ctx)
 	}
 	m := &lrnJSON{sel: rf.Field.Selections}
+	m.box.timeLater = true
 	if fail := x.q.lookupLrn(ctx, st, &m.box, number, enhanced, withMessaging, carrier); unpaid(fail) {
 		// The field context gqlgen would have made, for the error's path.
 		fc := &graphql.FieldContext{Object: "Query", Field: rf.Field, IsMethod: true, IsResolver: true}
@@ -112,7 +113,7 @@ func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.Opera
 		if i > 0 {
 			m = new(lrnJSON)
 		}
-		m.sel = r.f.SelectionSet
+		m.sel, m.box.timeLater = r.f.SelectionSet, true
 		// Without accounts no lookup fails for want of balance.
 		_ = x.q.lookupLrn(ctx, st, &m.box, r.number, r.enhanced, r.withMessaging, r.carrier)
 		b = appendName(b, i, r.f)
@@ -244,7 +245,13 @@ func (m *lrnJSON) appendJSON(b []byte) []byte {
 		case "lrn":
 			b = appendOptional(b, o.Lrn)
 		case "lrn_activated_at":
-			b = appendOptional(b, o.LrnActivatedAt)
+			// As lrnBox.set would, with no string made: the wire form
+			// has nothing to escape.
+			if t := m.box.res.ActivatedAt; o.Success && !t.IsZero() {
+				b = append(t.AppendWire(append(b, '"')), '"')
+			} else {
+				b = append(b, "null"...)
+			}
 		case "carrier":
 			b = appendOptional(b, o.Carrier)
 		case "success":

@@ -150,6 +150,9 @@ func isTrue(b *bool) bool { return b != nil && *b }
 // lrnBox holds an LRN answer and its GraphQL form, which points into it:
 // one allocation per answer.
 type lrnBox struct {
+	// timeLater leaves lrn_activated_at unset, for lrnJSON, which
+	// writes it from res.
+	timeLater bool
 	res       lrn.Result
 	activated string
 	enhanced  graph.EnhancedLrnData
@@ -171,7 +174,7 @@ func (b *lrnBox) set(res lrn.Result, number string, enhanced, withMessaging bool
 		Carrier:     &r.Enhanced.Carrier,
 		Success:     true,
 	}
-	if !r.ActivatedAt.IsZero() {
+	if !r.ActivatedAt.IsZero() && !b.timeLater {
 		b.activated = r.ActivatedAt.String()
 		o.LrnActivatedAt = &b.activated
 	}
