@@ -3,6 +3,7 @@ package httpapi
 //go:generate go tool gqlgen generate --config gqlgen.yml
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -472,15 +473,11 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 // mayNeedHTMLEscape reports whether b may hold what encoding/json escapes
 // in a raw message: <, > and &, and U+2028 and U+2029, whose UTF-8 starts
 // with 0xE2 (as do other characters, which json.HTMLEscape leaves alone).
-// A byte loop: bytes.ContainsAny decodes runes once the set is not ASCII,
-// which cost an eighth of a lookup.
+// Four vectorized scans: bytes.ContainsAny decodes runes once the set is
+// not ASCII, which cost an eighth of a lookup, and a byte loop a twentieth.
 func mayNeedHTMLEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
-			return true
-		}
-	}
-	return false
+	return bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 ||
+		bytes.IndexByte(b, '&') >= 0 || bytes.IndexByte(b, 0xE2) >= 0
 }
 
 // gqlWire is a GraphQL response as it goes out: without data when the
