@@ -241,13 +241,14 @@ type cachedComplexity struct {
 
 func (c cachedComplexity) MutateOperationContext(ctx context.Context, rc *graphql.OperationContext) *gqlerror.Error {
 	q := rc.RawQuery
-	fixed := rc.OperationName == "" && len(rc.Doc.Operations) == 1 &&
-		!strings.Contains(q, "lookupLrnBulk") && !strings.Contains(q, "@skip") && !strings.Contains(q, "@include")
-	if fixed {
-		if _, ok := c.within.Get(ctx, q); ok {
+	single := rc.OperationName == "" && len(rc.Doc.Operations) == 1
+	if single {
+		if _, ok := c.within.Get(ctx, q); ok { // fixed, as it was when added
 			return nil
 		}
 	}
+	fixed := single &&
+		!strings.Contains(q, "lookupLrnBulk") && !strings.Contains(q, "@skip") && !strings.Contains(q, "@include")
 	if err := c.ComplexityLimit.MutateOperationContext(ctx, rc); err != nil {
 		return err
 	}
