@@ -77,7 +77,8 @@ func (h *Handler) newGraphQL(operations, fields bool) *executor.Executor {
 	docs := lru.New[*ast.QueryDocument](graphQLCacheSize)
 	ex.SetQueryCache(docs)
 	ex.Use(extension.Introspection{})
-	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
+	h.apq = lru.New[string](graphQLCacheSize)
+	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: h.apq}})
 	ex.Use(conflictGuard{docs})
 	ex.Use(cachedComplexity{extension.FixedComplexityLimit(maxGraphQLComplexity), lru.New[struct{}](graphQLCacheSize)})
 	if operations {
@@ -284,6 +285,20 @@ type graphqlRequest struct {
 	OperationName *string        `json:"operationName"`
 	Variables     map[string]any `json:"variables"`
 	Extensions    map[string]any `json:"extensions"`
+
+	// apq is the hash of the usual extensions, {"persistedQuery":
+	// {"version": 1, "sha256Hash": apq}}, which decodeGraphQLFast does not
+	// make into maps; Extensions is nil then.
+	apq string
+}
+
+// extensions returns the request's extensions, as encoding/json decodes
+// them.
+func (r *graphqlRequest) extensions() map[string]any {
+	if r.apq == "" {
+		return r.Extensions
+	}
+	return map[string]any{"persistedQuery": map[string]any{"version": float64(1), "sha256Hash": r.apq}}
 }
 
 var (
@@ -328,7 +343,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, e)
 		return
 	}
-	if req.Query == nil && req.Extensions["persistedQuery"] == nil {
+	if req.Query == nil && req.apq == "" && req.Extensions["persistedQuery"] == nil {
 		h.refuse(w, r, key, errNoQuery)
 		return
 	}
@@ -340,6 +355,15 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	params := &graphql.RawParams{Variables: req.Variables, Extensions: req.Extensions}
 	if req.Query != nil {
 		params.Query = *req.Query
+	}
+	if req.apq != "" {
+		// Apollo's usual request, a known hash without its query, as
+		// persistedQueries answers it; anything else is gqlgen's.
+		if q, ok := h.apq.Get(r.Context(), req.apq); ok && req.Query == nil {
+			params.Query = q
+		} else {
+			params.Extensions = req.extensions()
+		}
 	}
 	if req.OperationName != nil {
 		params.OperationName = *req.OperationName

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 
 	"github.com/lnpdb/lnpdb/cnam"
@@ -116,6 +117,7 @@ type Handler struct {
 	live     func() live.Status
 	pull     func() distribute.Status
 	gql      *executor.Executor
+	apq      graphql.Cache[string] // the persisted queries of gql
 	inflight inflight
 	mux      *http.ServeMux
 }
