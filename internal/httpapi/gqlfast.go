@@ -106,8 +106,7 @@ func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.Opera
 		st.lookups.Add(-int32(len(roots))) // gqlgen's execution refuses the ones over
 		return next(ctx)
 	}
-	b := make([]byte, 0, 16+len(roots)*lrnJSONSize)
-	b = append(b, '{')
+	b := append(st.data[:0], '{')
 	m := &st.answer
 	for i, r := range roots {
 		if i > 0 {
@@ -120,6 +119,7 @@ func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.Opera
 		b = m.appendJSON(b)
 	}
 	b = append(b, '}')
+	st.data = b // the handler's, reused once the answer is written
 	return graphql.OneShot(&graphql.Response{Data: b})
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -374,7 +375,15 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	}
 	defer h.inflight.release(place)
 
-	st := &gqlState{key: key}
+	st := gqlStates.Get().(*gqlState)
+	*st = gqlState{key: key, data: st.data[:0]}
+	defer func() {
+		// The answer is written: nothing holds st or its data now.
+		if cap(st.data) <= maxPooledJSON {
+			*st = gqlState{data: st.data[:0]}
+			gqlStates.Put(st)
+		}
+	}()
 	ctx := context.WithValue(r.Context(), gqlStateKey{}, st)
 	ctx = graphql.StartOperationTrace(ctx)
 	var errs gqlerror.List
@@ -586,9 +595,14 @@ type gqlState struct {
 	singles, bulk int // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32
-	roots         [MaxGraphQLLookups]lrnRoot // lrnOperation's scratch
-	answer        lrnJSON                    // and its first answer
+	roots         [MaxGraphQLLookups]lrnRoot // lrnOperation's scratch,
+	answer        lrnJSON                    // its first answer
+	data          []byte                     // and the answer's JSON
 }
+
+// gqlStates are pooled: a request's state, with lrnOperation's scratch,
+// is a kilobyte and more.
+var gqlStates = sync.Pool{New: func() any { return new(gqlState) }}
 
 type gqlStateKey struct{}
 
