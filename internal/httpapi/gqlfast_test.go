@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -228,3 +230,19 @@ func newDiscardRecorder() *bodyRecorder {
 }
 
 func (w *bodyRecorder) Write(b []byte) (int, error) { return w.b.Write(b) }
+
+// TestGraphQLClientGone: a request whose client has gone by the time
+// gqlgen executes it is dropped quietly, not taken for a panic.
+func TestGraphQLClientGone(t *testing.T) {
+	s := newServer(t, unlimited)
+	s.h.gql = s.h.newGraphQL(false, false) // gqlgen's execution, which checks the context
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(gqlBody(t, `{ lookupLrn(phoneNumber: "12025550123") { lrn } }`, nil))).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, req)
+	assert.NotContains(t, s.logs.String(), "panic")
+	assert.NotEqual(t, http.StatusInternalServerError, w.Code)
+}

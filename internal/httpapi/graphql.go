@@ -417,7 +417,9 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		}
 	} else {
 		handler, rctx := h.gql.DispatchOperation(ctx, rc)
-		resp = handler(rctx)
+		if resp = handler(rctx); resp == nil {
+			return // gqlgen answers nothing once the client is gone
+		}
 	}
 	boundErrors(resp)
 	if gqlMedia {
