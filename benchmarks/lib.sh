@@ -174,7 +174,8 @@ machine() {
 }
 
 # round_table N prints the rows of a per-round table (round, target,
-# requests/s, p50, p99, max) from tmp/results, N targets a round.
+# requests/s, p50, p99, max, and the server's CPU per request where the
+# results have cpu_us) from tmp/results, N targets a round.
 round_table() {
 	awk -v n="$1" '{
 		t = $1; line = $0
@@ -182,6 +183,8 @@ round_table() {
 		p50 = line; sub(/.*"p50_us":/, "", p50); sub(/,.*/, "", p50)
 		p99 = line; sub(/.*"p99_us":/, "", p99); sub(/,.*/, "", p99)
 		mx = line; sub(/.*"max_us":/, "", mx); sub(/,.*/, "", mx)
-		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |\n", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
+		printf "| %d | %s | %.0f | %.2f ms | %.2f ms | %.2f ms |", int((NR - 1) / n) + 1, t, rps, p50 / 1000, p99 / 1000, mx / 1000
+		if (line ~ /"cpu_us":/) { cpu = line; sub(/.*"cpu_us":/, "", cpu); sub(/[,}].*/, "", cpu); printf " %.1f µs |", cpu }
+		printf "\n"
 	}' "$tmp/results"
 }

@@ -97,11 +97,11 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	if !h.allow(w, r, key, len(st.numbers)) {
 		return
 	}
-	release, ok := h.inflight.acquire(w, r, key)
+	place, ok := h.inflight.acquire(w, r, key)
 	if !ok {
 		return
 	}
-	defer release()
+	defer h.inflight.release(place)
 
 	opt := lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup}
 	charge := lrnCharge(opt.Enhanced, opt.Messaging)

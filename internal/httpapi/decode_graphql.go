@@ -3,7 +3,8 @@ package httpapi
 // decodeGraphQLFast reads the usual GraphQL request body — query and
 // operationName without escapes, variables of strings, booleans and nulls,
 // and Apollo's persistedQuery extension — without reflection, and reports
-// whether it could. Like decodeFast it accepts only what encoding/json
+// whether it could. The usual extension, version 1 and a hash, it keeps as
+// req.apq, not as maps (graphqlRequest.extensions makes them). Like decodeFast it accepts only what encoding/json
 // decodes to the same values (FuzzDecodeGraphQLFast holds it to that); for
 // anything else the caller decodes with encoding/json.
 func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
@@ -51,38 +52,52 @@ func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
 			}
 			return ok
 		case "extensions":
-			if d.null() || req.Extensions != nil {
+			if d.null() || req.Extensions != nil || req.apq != "" {
 				return false // null, or a second extensions object: rare, encoding/json's
 			}
-			var pq map[string]any
+			var hash string
+			seen, version, hashed := false, false, false
 			ok := d.members(func(name []byte) bool {
-				if string(name) != "persistedQuery" || pq != nil {
+				if string(name) != "persistedQuery" || seen {
 					return false
 				}
-				pq = map[string]any{}
+				seen = true
 				return d.members(func(field []byte) bool {
 					switch string(field) {
 					case "version":
-						if d.byte('1') && !d.digitNext() {
-							pq["version"] = float64(1)
+						if !version && d.byte('1') && !d.digitNext() {
+							version = true
 							return true
 						}
-						return false
 					case "sha256Hash":
-						s, ok := d.str()
-						pq["sha256Hash"] = string(s)
-						return ok
+						if !hashed {
+							s, ok := d.str()
+							hash, hashed = string(s), true
+							return ok
+						}
 					}
-					return false
+					return false // a second one, or another member: encoding/json's
 				})
 			})
-			if ok {
-				req.Extensions = map[string]any{}
-				if pq != nil {
-					req.Extensions["persistedQuery"] = pq
-				}
+			if !ok {
+				return false
 			}
-			return ok
+			if version && hash != "" {
+				req.apq = hash // the usual: no maps made
+				return true
+			}
+			req.Extensions = map[string]any{}
+			if seen {
+				pq := map[string]any{}
+				if version {
+					pq["version"] = float64(1)
+				}
+				if hashed {
+					pq["sha256Hash"] = hash
+				}
+				req.Extensions["persistedQuery"] = pq
+			}
+			return true
 		}
 		return false
 	}) {

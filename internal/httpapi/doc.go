@@ -58,6 +58,13 @@
 // from it, and the resolvers are here. Parsed and validated documents are
 // cached, Apollo's automatic persisted queries are accepted
 // (extensions.persistedQuery), and introspection is the current spec's.
+// gqlgen parses, validates, caches and limits every request; the usual
+// lookupLrn — plain fields, no fragments or directives — is then answered
+// by two gqlgen extensions (gqlfast.go) that write its JSON from the
+// lookup, byte for byte what gqlgen's own execution writes, without
+// executing each field: a query of such fields only, without accounts,
+// whole (lrnOperation), else field by field (lrnFields). Everything else is
+// executed by gqlgen.
 // A lookup's own failure (invalid number, vacant code) answers
 // success: false and the REST error text in error, with HTTP 200; a malformed
 // document answers the standard errors array, also with HTTP 200 — or 400

@@ -258,7 +258,7 @@ func TestInFlightPerKey(t *testing.T) {
 	f := inflight{wait: 50 * time.Millisecond}
 	k := auth.HashKey(testKey)
 	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
-	var releases []func()
+	var releases []*keySlots
 	for range MaxInFlightPerKey {
 		rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, k)
 		require.True(t, ok)
@@ -273,7 +273,7 @@ func TestInFlightPerKey(t *testing.T) {
 	assert.Equal(t, "1", w.h.Get("Retry-After"))
 	rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, auth.HashKey(limitedKey))
 	assert.True(t, ok, "another key is unaffected")
-	rel()
+	f.release(rel)
 
 	// A waiting request gets the place a finished one frees.
 	f.wait = 10 * time.Second
@@ -281,19 +281,32 @@ func TestInFlightPerKey(t *testing.T) {
 	go func() {
 		rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, k)
 		if ok {
-			rel()
+			f.release(rel)
 		}
 		got <- ok
 	}()
 	time.Sleep(20 * time.Millisecond)
-	releases[0]()
+	f.release(releases[0])
 	assert.True(t, <-got)
 	for _, rel := range releases[1:] {
-		rel()
+		f.release(rel)
 	}
 	f.mu.Lock()
 	assert.Empty(t, f.m, "no key is kept once its requests are done")
 	f.mu.Unlock()
+
+	// A key's places, pooled for the next key, come back all free.
+	for range 3 {
+		var held []*keySlots
+		for range MaxInFlightPerKey {
+			rel, ok := f.acquire(&discardWriter{h: http.Header{}}, req, k)
+			require.True(t, ok)
+			held = append(held, rel)
+		}
+		for _, rel := range held {
+			f.release(rel)
+		}
+	}
 }
 
 // TestWriteGraphQLIsEncodingJSON: the fast path writes what encoding/json

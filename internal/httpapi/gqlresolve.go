@@ -35,17 +35,31 @@ func (q *gqlResolver) start(ctx context.Context) (*gqlState, error) {
 }
 
 // outcome charges an answered lookup and returns the failure text of an
-// unanswered one, or nil.
+// unanswered one, or nil; an unpaid one is for the caller to report.
 func (q *gqlResolver) outcome(ctx context.Context, st *gqlState, kind, charge string, err error) *apiError {
 	if err == nil {
 		err = q.h.charge(ctx, st.key, charge)
 	}
-	e := q.h.lookupError(ctx, kind, err)
-	if e != nil && e.body.Code == CodeInsufficientBalance {
-		// The lookup's success: false says it failed; the response's
-		// errors say why, with the code, as REST's 402 does.
-		graphql.AddError(ctx, &gqlerror.Error{Message: e.body.Error,
-			Extensions: map[string]any{"code": e.body.Code, "details": e.body.Details}})
+	return q.h.lookupError(ctx, kind, err)
+}
+
+// unpaid reports whether a lookup failed for want of balance: the lookup's
+// success: false says it failed, and the response's errors must say why.
+func unpaid(e *apiError) bool { return e != nil && e.body.Code == CodeInsufficientBalance }
+
+// reportUnpaid adds the error of an unpaid lookup to the response, with the
+// code, as REST's 402 does; ctx is the field's.
+func reportUnpaid(ctx context.Context, e *apiError) {
+	graphql.AddError(ctx, &gqlerror.Error{Message: e.body.Error,
+		Extensions: map[string]any{"code": e.body.Code, "details": e.body.Details}})
+}
+
+// outcomeIn is outcome for a resolver, whose ctx is the field's: it reports
+// an unpaid lookup itself.
+func (q *gqlResolver) outcomeIn(ctx context.Context, st *gqlState, kind, charge string, err error) *apiError {
+	e := q.outcome(ctx, st, kind, charge, err)
+	if unpaid(e) {
+		reportUnpaid(ctx, e)
 	}
 	return e
 }
@@ -79,15 +93,25 @@ func (q *gqlResolver) LookupLrn(ctx context.Context, phoneNumber string, include
 		return nil, err
 	}
 	enhanced, withMessaging := isTrue(includeEnhanced), isTrue(includeMessaging)
-	opt := lrn.Options{Enhanced: enhanced || selectsCarrier(ctx), Messaging: withMessaging}
+	box := &lrnBox{}
+	if fail := q.lookupLrn(ctx, st, box, phoneNumber, enhanced, withMessaging, selectsCarrier(ctx)); unpaid(fail) {
+		reportUnpaid(ctx, fail)
+	}
+	return &box.out, nil
+}
+
+// lookupLrn answers one LRN lookup into box, charged, and returns its
+// failure, or nil; carrier says whether the selection asks for it.
+func (q *gqlResolver) lookupLrn(ctx context.Context, st *gqlState, box *lrnBox, phoneNumber string, enhanced, withMessaging, carrier bool) *apiError {
+	opt := lrn.Options{Enhanced: enhanced || carrier, Messaging: withMessaging}
 	var res lrn.Result
-	err = lnpdb.ErrClosed // a table swapped out since the request began
+	err := lnpdb.ErrClosed // a table swapped out since the request began
 	if db := q.h.tables.DB(); db != nil {
 		res, err = lrn.Lookup(db, phoneNumber, opt)
 	}
-	box := &lrnBox{}
-	box.set(res, phoneNumber, enhanced, withMessaging, q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), err))
-	return &box.out, nil
+	fail := q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), err)
+	box.set(res, phoneNumber, enhanced, withMessaging, fail)
+	return fail
 }
 
 // LookupLrnBulk resolves Query.lookupLrnBulk with lrn.LookupMany.
@@ -115,7 +139,7 @@ func (q *gqlResolver) LookupLrnBulk(ctx context.Context, phoneNumbers []string, 
 	boxes := make([]lrnBox, len(answers))
 	out := make([]graph.LrnResult, len(answers))
 	for i := range answers {
-		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), answers[i].Err))
+		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcomeIn(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), answers[i].Err))
 		out[i] = boxes[i].out
 	}
 	return out, nil
@@ -126,6 +150,9 @@ func isTrue(b *bool) bool { return b != nil && *b }
 // lrnBox holds an LRN answer and its GraphQL form, which points into it:
 // one allocation per answer.
 type lrnBox struct {
+	// timeLater leaves lrn_activated_at unset, for lrnJSON, which
+	// writes it from res.
+	timeLater bool
 	res       lrn.Result
 	activated string
 	enhanced  graph.EnhancedLrnData
@@ -147,7 +174,7 @@ func (b *lrnBox) set(res lrn.Result, number string, enhanced, withMessaging bool
 		Carrier:     &r.Enhanced.Carrier,
 		Success:     true,
 	}
-	if !r.ActivatedAt.IsZero() {
+	if !r.ActivatedAt.IsZero() && !b.timeLater {
 		b.activated = r.ActivatedAt.String()
 		o.LrnActivatedAt = &b.activated
 	}
@@ -177,7 +204,7 @@ func (q *gqlResolver) LookupCnam(ctx context.Context, phoneNumber string) (*grap
 	if db := q.h.tables.DB(); db != nil {
 		res, err = cnam.Lookup(db, phoneNumber)
 	}
-	if fail := q.outcome(ctx, st, kindCNAM, kindCNAM, err); fail != nil {
+	if fail := q.outcomeIn(ctx, st, kindCNAM, kindCNAM, err); fail != nil {
 		return &graph.CnamResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	return &graph.CnamResult{PhoneNumber: &res.PhoneNumber, Cnam: &res.CNAM, Success: true}, nil
@@ -194,7 +221,7 @@ func (q *gqlResolver) LookupMessagingProvider(ctx context.Context, phoneNumber s
 	if db := q.h.tables.DB(); db != nil {
 		res, err = messaging.Lookup(db, phoneNumber)
 	}
-	if fail := q.outcome(ctx, st, kindMessaging, kindMessaging, err); fail != nil {
+	if fail := q.outcomeIn(ctx, st, kindMessaging, kindMessaging, err); fail != nil {
 		return &graph.MessagingProviderResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	return &graph.MessagingProviderResult{
@@ -219,7 +246,7 @@ func (q *gqlResolver) LookupTrust(ctx context.Context, phoneNumber string) (*gra
 	if db := q.h.tables.DB(); db != nil {
 		res, err = trust.Lookup(db, phoneNumber, trust.Options{Now: q.h.now()})
 	}
-	if fail := q.outcome(ctx, st, kindTrust, kindTrust, err); fail != nil {
+	if fail := q.outcomeIn(ctx, st, kindTrust, kindTrust, err); fail != nil {
 		return &graph.TrustResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
 	}
 	score := res.Score

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -63,9 +64,13 @@ const (
 	graphQLCacheSize = 1000
 )
 
-// newGraphQL returns the executor of the schema, resolving with h.
-func (h *Handler) newGraphQL() *executor.Executor {
-	cfg := graph.Config{Resolvers: &gqlResolver{h: h}}
+// newGraphQL returns the executor of the schema, resolving with h;
+// operations and fields answer the usual lookupLrn without gqlgen's
+// execution of the operation (lrnOperation) or of the field's fields
+// (lrnFields).
+func (h *Handler) newGraphQL(operations, fields bool) *executor.Executor {
+	q := &gqlResolver{h: h}
+	cfg := graph.Config{Resolvers: q}
 	cfg.Complexity.Query.LookupLrnBulk = func(child int, phoneNumbers []string, _, _ *bool) int {
 		return 1 + child*max(len(phoneNumbers), 1)
 	}
@@ -73,9 +78,16 @@ func (h *Handler) newGraphQL() *executor.Executor {
 	docs := lru.New[*ast.QueryDocument](graphQLCacheSize)
 	ex.SetQueryCache(docs)
 	ex.Use(extension.Introspection{})
-	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: lru.New[string](graphQLCacheSize)}})
+	h.apq = lru.New[string](graphQLCacheSize)
+	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: h.apq}})
 	ex.Use(conflictGuard{docs})
 	ex.Use(cachedComplexity{extension.FixedComplexityLimit(maxGraphQLComplexity), lru.New[struct{}](graphQLCacheSize)})
+	if operations {
+		ex.Use(lrnOperation{q})
+	}
+	if fields {
+		ex.Use(lrnFields{q})
+	}
 	ex.SetDefaultRulesFn(boundedRules)
 	ex.SetRecoverFunc(func(ctx context.Context, v any) error {
 		h.log.LogAttrs(ctx, slog.LevelError, "panic in GraphQL resolver",
@@ -231,13 +243,14 @@ type cachedComplexity struct {
 
 func (c cachedComplexity) MutateOperationContext(ctx context.Context, rc *graphql.OperationContext) *gqlerror.Error {
 	q := rc.RawQuery
-	fixed := rc.OperationName == "" && len(rc.Doc.Operations) == 1 &&
-		!strings.Contains(q, "lookupLrnBulk") && !strings.Contains(q, "@skip") && !strings.Contains(q, "@include")
-	if fixed {
-		if _, ok := c.within.Get(ctx, q); ok {
+	single := rc.OperationName == "" && len(rc.Doc.Operations) == 1
+	if single {
+		if _, ok := c.within.Get(ctx, q); ok { // fixed, as it was when added
 			return nil
 		}
 	}
+	fixed := single &&
+		!strings.Contains(q, "lookupLrnBulk") && !strings.Contains(q, "@skip") && !strings.Contains(q, "@include")
 	if err := c.ComplexityLimit.MutateOperationContext(ctx, rc); err != nil {
 		return err
 	}
@@ -273,6 +286,20 @@ type graphqlRequest struct {
 	OperationName *string        `json:"operationName"`
 	Variables     map[string]any `json:"variables"`
 	Extensions    map[string]any `json:"extensions"`
+
+	// apq is the hash of the usual extensions, {"persistedQuery":
+	// {"version": 1, "sha256Hash": apq}}, which decodeGraphQLFast does not
+	// make into maps; Extensions is nil then.
+	apq string
+}
+
+// extensions returns the request's extensions, as encoding/json decodes
+// them.
+func (r *graphqlRequest) extensions() map[string]any {
+	if r.apq == "" {
+		return r.Extensions
+	}
+	return map[string]any{"persistedQuery": map[string]any{"version": float64(1), "sha256Hash": r.apq}}
 }
 
 var (
@@ -317,7 +344,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, e)
 		return
 	}
-	if req.Query == nil && req.Extensions["persistedQuery"] == nil {
+	if req.Query == nil && req.apq == "" && req.Extensions["persistedQuery"] == nil {
 		h.refuse(w, r, key, errNoQuery)
 		return
 	}
@@ -330,16 +357,33 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if req.Query != nil {
 		params.Query = *req.Query
 	}
+	if req.apq != "" {
+		// Apollo's usual request, a known hash without its query, as
+		// persistedQueries answers it; anything else is gqlgen's.
+		if q, ok := h.apq.Get(r.Context(), req.apq); ok && req.Query == nil {
+			params.Query = q
+		} else {
+			params.Extensions = req.extensions()
+		}
+	}
 	if req.OperationName != nil {
 		params.OperationName = *req.OperationName
 	}
-	release, ok := h.inflight.acquire(w, r, key)
+	place, ok := h.inflight.acquire(w, r, key)
 	if !ok {
 		return
 	}
-	defer release()
+	defer h.inflight.release(place)
 
-	st := &gqlState{key: key}
+	st := gqlStates.Get().(*gqlState)
+	*st = gqlState{key: key, data: st.data[:0]}
+	defer func() {
+		// The answer is written: nothing holds st or its data now.
+		if cap(st.data) <= maxPooledJSON {
+			*st = gqlState{data: st.data[:0]}
+			gqlStates.Put(st)
+		}
+	}()
 	ctx := context.WithValue(r.Context(), gqlStateKey{}, st)
 	ctx = graphql.StartOperationTrace(ctx)
 	var errs gqlerror.List
@@ -373,7 +417,9 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		}
 	} else {
 		handler, rctx := h.gql.DispatchOperation(ctx, rc)
-		resp = handler(rctx)
+		if resp = handler(rctx); resp == nil {
+			return // gqlgen answers nothing once the client is gone
+		}
 	}
 	boundErrors(resp)
 	if gqlMedia {
@@ -443,7 +489,7 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 		// decoding and re-encoding the data: gqlgen's output is compact
 		// already, and escaping is encoding/json's only where needed.
 		j.b.WriteString(`{"data":`)
-		if bytes.ContainsAny(resp.Data, "<>&\u2028\u2029") {
+		if mayNeedHTMLEscape(resp.Data) {
 			json.HTMLEscape(&j.b, resp.Data)
 		} else {
 			j.b.Write(resp.Data)
@@ -458,6 +504,16 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 		ct = hdrJSON
 	}
 	writeBufferedAs(w, status, j, ct)
+}
+
+// mayNeedHTMLEscape reports whether b may hold what encoding/json escapes
+// in a raw message: <, > and &, and U+2028 and U+2029, whose UTF-8 starts
+// with 0xE2 (as do other characters, which json.HTMLEscape leaves alone).
+// Four vectorized scans: bytes.ContainsAny decodes runes once the set is
+// not ASCII, which cost an eighth of a lookup, and a byte loop a twentieth.
+func mayNeedHTMLEscape(b []byte) bool {
+	return bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 ||
+		bytes.IndexByte(b, '&') >= 0 || bytes.IndexByte(b, 0xE2) >= 0
 }
 
 // gqlWire is a GraphQL response as it goes out: without data when the
@@ -541,7 +597,14 @@ type gqlState struct {
 	singles, bulk int // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32
+	roots         [MaxGraphQLLookups]lrnRoot // lrnOperation's scratch,
+	answer        lrnJSON                    // its first answer
+	data          []byte                     // and the answer's JSON
 }
+
+// gqlStates are pooled: a request's state, with lrnOperation's scratch,
+// is a kilobyte and more.
+var gqlStates = sync.Pool{New: func() any { return new(gqlState) }}
 
 type gqlStateKey struct{}
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 
 	"github.com/lnpdb/lnpdb/cnam"
@@ -126,6 +127,7 @@ type Handler struct {
 	redis    func() redislimit.Status
 	updlog   func() updatelog.Status
 	gql      *executor.Executor
+	apq      graphql.Cache[string] // the persisted queries of gql
 	inflight inflight
 	mux      *http.ServeMux
 }
@@ -178,7 +180,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	h.gql = h.newGraphQL()
+	h.gql = h.newGraphQL(true, true)
 
 	for _, rt := range []struct {
 		path string

@@ -24,11 +24,14 @@ type inflight struct {
 }
 
 // keySlots is one key's semaphore, kept while some request of the key
-// holds or awaits a place.
+// holds or awaits a place, then pooled for the next key.
 type keySlots struct {
+	id    string
 	slots chan struct{}
 	users int
 }
+
+var slotPool = sync.Pool{New: func() any { return &keySlots{slots: make(chan struct{}, MaxInFlightPerKey)} }}
 
 var errTooManyInFlight = &apiError{http.StatusTooManyRequests, errorBody{
 	"Too many concurrent requests", CodeRateLimitExceeded,
@@ -37,8 +40,8 @@ var errTooManyInFlight = &apiError{http.StatusTooManyRequests, errorBody{
 // acquire takes a place for a request of key, waiting for one while the
 // key has MaxInFlightPerKey running, or answers 429 (with Retry-After: 1)
 // when none frees in time or the request is canceled. The caller calls
-// release when the request is done.
-func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key auth.Key) (release func(), ok bool) {
+// release with the place when the request is done.
+func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key auth.Key) (place *keySlots, ok bool) {
 	id := key.HexHash()
 	f.mu.Lock()
 	if f.m == nil {
@@ -46,18 +49,12 @@ func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key auth.Key)
 	}
 	ks := f.m[id]
 	if ks == nil {
-		ks = &keySlots{slots: make(chan struct{}, MaxInFlightPerKey)}
+		ks = slotPool.Get().(*keySlots)
+		ks.id = id
 		f.m[id] = ks
 	}
 	ks.users++
 	f.mu.Unlock()
-	done := func() {
-		f.mu.Lock()
-		if ks.users--; ks.users == 0 {
-			delete(f.m, id)
-		}
-		f.mu.Unlock()
-	}
 
 	select {
 	case ks.slots <- struct{}{}:
@@ -71,18 +68,33 @@ func (f *inflight) acquire(w http.ResponseWriter, r *http.Request, key auth.Key)
 		select {
 		case ks.slots <- struct{}{}:
 		case <-t.C:
-			done()
+			f.leave(ks)
 			w.Header()["Retry-After"] = intValue(1)
 			writeError(w, errTooManyInFlight)
 			return nil, false
 		case <-r.Context().Done():
-			done()
+			f.leave(ks)
 			writeError(w, errTooManyInFlight)
 			return nil, false
 		}
 	}
-	return func() {
-		<-ks.slots
-		done()
-	}, true
+	return ks, true
+}
+
+// release gives back a place acquire took.
+func (f *inflight) release(ks *keySlots) {
+	<-ks.slots
+	f.leave(ks)
+}
+
+// leave drops a user of ks, and ks once it has none: its slots are all
+// free then.
+func (f *inflight) leave(ks *keySlots) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ks.users--; ks.users == 0 {
+		delete(f.m, ks.id)
+		ks.id = ""
+		slotPool.Put(ks)
+	}
 }

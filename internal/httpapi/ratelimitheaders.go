@@ -18,16 +18,44 @@ type windowed interface{ Window() time.Duration }
 // window is the limiter's window length, 0 when it does not say.
 func setRateLimitHeaders(hd http.Header, d ratelimit.Decision, window time.Duration) {
 	reset := ratelimit.CeilSeconds(d.Reset)
-	hd["X-Ratelimit-Limit"] = intValue(d.Limit)
-	hd["X-Ratelimit-Remaining"] = intValue(d.Remaining)
+	hd["X-Ratelimit-Limit"] = limitValue(d.Limit)
 	hd["X-Ratelimit-Reset"] = intValue(reset)
+	// RateLimit holds Remaining's digits: one string for both, and one
+	// array for their two values.
+	const prefix = `"default";r=`
 	var buf [64]byte
-	b := append(buf[:0], `"default";r=`...)
+	b := append(buf[:0], prefix...)
 	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	end := len(b)
 	b = append(b, ";t="...)
 	b = strconv.AppendInt(b, int64(reset), 10)
-	hd["Ratelimit"] = []string{string(b)}
+	s := string(b)
+	v := &[2]string{s[len(prefix):end], s}
+	hd["X-Ratelimit-Remaining"] = v[0:1:1]
+	hd["Ratelimit"] = v[1:2:2]
 	hd["Ratelimit-Policy"] = policyValue(d, window)
+}
+
+// lastLimit is the X-RateLimit-Limit value made last: most requests come
+// with the same limit as the one before. Header values are shared, never
+// written.
+var lastLimit atomic.Pointer[limitHeader]
+
+type limitHeader struct {
+	limit int
+	value []string
+}
+
+func limitValue(limit int) []string {
+	if limit >= 0 && limit < len(intValues) {
+		return intValues[limit]
+	}
+	if l := lastLimit.Load(); l != nil && l.limit == limit {
+		return l.value
+	}
+	v := intValue(limit)
+	lastLimit.Store(&limitHeader{limit, v})
+	return v
 }
 
 // lastPolicy is the RateLimit-Policy value built last: most requests come
