@@ -1,6 +1,6 @@
 # lib.sh — what the benchmark scripts share: logging, the temporary
 # directory and the processes to stop, building lnpdb and a generated table,
-# the numbers to walk, waiting for a server, running wrk with http/post.lua
+# the numbers to walk, a PostgreSQL server of its own, waiting for a server, running wrk with http/post.lua
 # and reading its RESULT lines, and the figures over rounds.
 #
 # A script sources it first thing after `set -euo pipefail`:
@@ -49,6 +49,35 @@ bench_cleanup() {
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	for c in "${at_exit[@]}"; do eval "$c" || true; done
 	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+}
+
+# need_postgres sets PG_BIN, the newest PostgreSQL binaries Debian
+# installed (unless set), and dies when there are none.
+need_postgres() {
+	PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+	[[ -x $PG_BIN/pg_ctl ]] || die "no PostgreSQL binaries (Debian: apt-get install -y postgresql), or set PG_BIN"
+}
+
+# as_pg CMD... runs CMD, as the postgres user when run as root: PostgreSQL
+# refuses to run as root.
+as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+# start_postgres PORT starts a PostgreSQL server of PG_BIN's (see
+# need_postgres) on tmp/pg, listening on 127.0.0.1:PORT, stopped on exit,
+# and sets pg_dsn to its superuser's database.
+start_postgres() {
+	log "starting PostgreSQL on 127.0.0.1:$1"
+	mkdir -p "$tmp/pg"
+	if [[ $(id -u) == 0 ]]; then
+		chmod 711 "$tmp"
+		chown postgres: "$tmp/pg"
+	fi
+	(cd / && as_pg "$PG_BIN/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 --locale=C >"$tmp/initdb.log" 2>&1) ||
+		die "initdb failed: $(cat "$tmp/initdb.log")"
+	(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
+		-o "-h 127.0.0.1 -p $1 -k $tmp/pg" start >"$tmp/pg_ctl.log" 2>&1) || die "pg_ctl start failed: $(cat "$tmp/pg_ctl.log")"
+	at_exit+=('(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -m fast -w stop >/dev/null 2>&1)')
+	pg_dsn="postgres://postgres@127.0.0.1:$1/postgres?sslmode=disable"
 }
 
 # build_lnpdb [CMD...] builds lnpdb, and each benchmarks/cmd/CMD, into tmp,

@@ -31,26 +31,15 @@ results=${RESULTS:-$bench/results/billing.md}
 need go
 need curl
 need wrk "Debian: apt-get install -y wrk"
-PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-[[ -x $PG_BIN/pg_ctl ]] || die "no PostgreSQL binaries (Debian: apt-get install -y postgresql), or set PG_BIN"
+need_postgres
 
 bench_tmp billing
-# PostgreSQL refuses to run as root: as root, run it as the postgres user.
-as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 build_lnpdb
 gen_table "$tmp/us.lnpdb"
 walk_numbers
 
-log "starting PostgreSQL on 127.0.0.1:$((PORT + 3))"
-mkdir -p "$tmp/pg"
-if [[ $(id -u) == 0 ]]; then chmod 711 "$tmp"; chown postgres: "$tmp/pg"; fi
-(cd / && as_pg "$PG_BIN/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 --locale=C >"$tmp/initdb.log" 2>&1) ||
-	die "initdb failed: $(cat "$tmp/initdb.log")"
-(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
-	-o "-h 127.0.0.1 -p $((PORT + 3)) -k $tmp/pg" start >"$tmp/pg_ctl.log" 2>&1) || die "pg_ctl start failed: $(cat "$tmp/pg_ctl.log")"
-at_exit+=('(cd / && as_pg "$PG_BIN/pg_ctl" -D "$tmp/pg/data" -m fast -w stop >/dev/null 2>&1)')
-pg_dsn="postgres://postgres@127.0.0.1:$((PORT + 3))/postgres?sslmode=disable"
+start_postgres $((PORT + 3))
 
 # account DSN prints a key of a new account with $1,000,000 of credit.
 account() {

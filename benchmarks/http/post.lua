@@ -1,5 +1,5 @@
--- post.lua: wrk script for benchmarks/http/run.sh, http/billing.sh and
--- live/run.sh.
+-- post.lua: wrk script for benchmarks/http/run.sh, http/billing.sh,
+-- http/redis.sh, live/run.sh and updatelog/run.sh.
 --
 --   wrk ... -s post.lua URL -- KIND KEY NUMBERS_FILE [QUERY HASH]
 --

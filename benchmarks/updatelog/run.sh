@@ -22,51 +22,22 @@
 # Settings, from the environment:
 #   PORTED=1000000  RATE=1000  DURATION=10s (per round and for propagation)
 #   ROUNDS=3  THREADS=1 CONNS=32   PORT=18460 (nodes on PORT, PORT+1, PORT+2; PostgreSQL on PORT+10)
-#   TMPBASE=/tmp  KEEP=1 (keep the temporary directory)  RESULTS=FILE
+#   TMPBASE=/tmp  KEEP=1 (keep the temporary directory)  RESULTS=FILE  COMMIT=…
+#   PG_BIN=/usr/lib/postgresql/15/bin (default: the newest installed)
 set -euo pipefail
 
-PORTED=${PORTED:-1000000}
-RATE=${RATE:-1000}
-DURATION=${DURATION:-10s}
-ROUNDS=${ROUNDS:-3}
-THREADS=${THREADS:-1}
-CONNS=${CONNS:-32}
-PORT=${PORT:-18460}
-TMPBASE=${TMPBASE:-/tmp}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(dirname "$here")
-repo=$(dirname "$bench")
+defaults PORTED=1000000 RATE=1000 DURATION=10s ROUNDS=3 THREADS=1 CONNS=32 PORT=18460
 results=${RESULTS:-$here/results.md}
 secs=${DURATION%s}
 
-log() { printf '%s updatelog/run.sh: %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+need wrk "Debian package wrk"
+need_postgres
 
-command -v wrk >/dev/null || die "no wrk on PATH (Debian package wrk)"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[[ -x $pgbin/pg_ctl ]] || die "no PostgreSQL binaries in /usr/lib/postgresql/*/bin (Debian package postgresql)"
-
-tmp=$(mktemp -d "$TMPBASE/lnpdb-updatelog-XXXXXX")
-chmod 755 "$tmp"
-pids=()
-asPG() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	[[ -d $tmp/pg ]] && asPG "$pgbin/pg_ctl" -D "$tmp/pg" -m immediate -w stop >/dev/null 2>&1 || true
-	if [[ ${KEEP:-} == 1 ]]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-log "building lnpdb and updatelogload"
-(cd "$repo" && go build -o "$tmp/lnpdb" ./cmd/lnpdb)
-(cd "$bench" && go build -o "$tmp/updatelogload" ./cmd/updatelogload)
-commit=$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-
-log "generating and building a table of $PORTED ported numbers"
-"$tmp/lnpdb" gen --ported "$PORTED" "$tmp/src" >"$tmp/gen.log" 2>&1 || die "gen failed: $(cat "$tmp/gen.log")"
-"$tmp/lnpdb" build -o "$tmp/table.lnpdb" "$tmp/src" >"$tmp/build.log" 2>&1 || die "build failed: $(cat "$tmp/build.log")"
+bench_tmp updatelog
+build_lnpdb updatelogload
+gen_table "$tmp/table.lnpdb"
 for n in 1 2 3; do mkdir "$tmp/node$n" && cp "$tmp/table.lnpdb" "$tmp/node$n/table.lnpdb"; done
 
 # Lookups walk ~1000 ported numbers; updates give ported numbers the LRN
@@ -75,11 +46,8 @@ awk -F, -v every=$((PORTED / 1000 > 0 ? PORTED / 1000 : 1)) 'NR > 1 && (NR - 2) 
 	tn = $1; if (length(tn) == 10) tn = "1" tn; print tn }' "$tmp/src/ported.csv" >"$tmp/numbers"
 awk -F, 'NR > 2 && NR <= 100002 { print "U," prev_tn "," $2 "," $3 "," } NR > 1 { prev_tn = $1 }' "$tmp/src/ported.csv" >"$tmp/rows"
 
-log "starting PostgreSQL on 127.0.0.1:$((PORT + 10))"
-mkdir "$tmp/pg" && chown postgres "$tmp/pg" 2>/dev/null || true
-asPG "$pgbin/initdb" -D "$tmp/pg" -U postgres --auth=trust -E UTF8 --locale=C >"$tmp/initdb.log" 2>&1 || die "initdb: $(cat "$tmp/initdb.log")"
-asPG "$pgbin/pg_ctl" -D "$tmp/pg" -l "$tmp/pg/log" -w -o "-h 127.0.0.1 -p $((PORT + 10)) -k $tmp/pg" start >/dev/null || die "pg_ctl start failed"
-dsn="postgres://postgres@127.0.0.1:$((PORT + 10))/postgres?sslmode=disable"
+start_postgres $((PORT + 10))
+dsn=$pg_dsn
 
 key=$("$tmp/lnpdb" key new --keys "$tmp/keys" --rpm 2000000000 2>/dev/null)
 admin=$("$tmp/lnpdb" key new --keys "$tmp/admin-keys" 2>/dev/null)
@@ -108,13 +76,9 @@ prop=$(grep '^RESULT ' "$tmp/propagation.out" | sed 's/^RESULT //')
 log "propagation: $prop"
 load_prop=$(cut -d' ' -f1-3 /proc/loadavg)
 
-wrkrun() {
-	wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$bench/live/live.lua" "$node3/api/v1/lrn" \
-		-- "$key" "$tmp/numbers" >"$tmp/wrk.$1.out" 2>&1 || die "wrk failed: $(cat "$tmp/wrk.$1.out")"
-	grep '^RESULT ' "$tmp/wrk.$1.out" | sed -E 's/.*"rps":([0-9.]+).*/\1/'
-}
+wrkrun() { wrk_post "$1" "$DURATION" "$node3/api/v1/lrn" -- rest "$key" "$tmp/numbers" | sed -E 's/.*"rps":([0-9.]+).*/\1/'; }
 idle=() following=() posted=() idle_cpu=() following_cpu=() applied=()
-wrk -t"$THREADS" -c"$CONNS" -d3s -s "$bench/live/live.lua" "$node3/api/v1/lrn" -- "$key" "$tmp/numbers" >/dev/null 2>&1 || true
+wrk_post warmup 3s "$node3/api/v1/lrn" -- rest "$key" "$tmp/numbers" >/dev/null
 for r in $(seq "$ROUNDS"); do
 	log "round $r: idle"
 	c0=$(cpu3)
@@ -146,7 +110,7 @@ mkdir -p "$(dirname "$results")"
 	echo "$(nproc) cores, shared by three lnpdb serve nodes, PostgreSQL, wrk, the poster and whatever else"
 	echo "the machine ran (load average: $load_prop after the propagation run, $load_end at the end)."
 	echo
-	echo "- table: \`lnpdb gen --ported $PORTED\`, a copy per node; PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') with its defaults (synchronous_commit on)"
+	echo "- table: \`lnpdb gen --ported $PORTED\`, a copy per node; PostgreSQL $("$PG_BIN/postgres" --version | awk '{ print $3 }') with its defaults (synchronous_commit on)"
 	echo "- updates: one-update feeds posted to node 1, \`?wait=0\` (answered once durable in the log), target $RATE/s"
 	echo
 	echo "## Propagation, node 1 → node 3"

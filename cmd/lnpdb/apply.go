@@ -25,12 +25,8 @@ const applyBatch = 10000
 func runApply(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "apply", "FEED.csv...")
 	dbPath := fs.String("db", "", "table `file` to update (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
 		return err
-	}
-	if *dbPath == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: want --db FILE and at least one FEED.csv", errUsage)
 	}
 	db, err := format.Open(*dbPath)
 	if err != nil {
@@ -103,12 +99,8 @@ func (b *barReader) Read(p []byte) (int, error) {
 func runCompact(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "compact", "")
 	dbPath := fs.String("db", "", "table `file` to compact (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0, "want --db FILE", dbPath); err != nil {
 		return err
-	}
-	if *dbPath == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: want --db FILE", errUsage)
 	}
 	db, err := format.Open(*dbPath)
 	if err != nil {

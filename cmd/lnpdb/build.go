@@ -28,12 +28,8 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
 	maxMem := fs.Int64("max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
 	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 1, "want exactly one SRC_DIR"); err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("%w: want exactly one SRC_DIR", errUsage)
 	}
 	src := fs.Arg(0)
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
@@ -109,12 +105,8 @@ func humanBytes(n int64) string {
 
 func openArg(e *env, name string, args []string) (*format.DB, error) {
 	fs := newFlags(e, name, "FILE")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 1, "want exactly one FILE"); err != nil {
 		return nil, err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return nil, fmt.Errorf("%w: want exactly one FILE", errUsage)
 	}
 	// The table file alone: a damaged journal is not a damaged table
 	// (lnpdb journal check covers the journal), and inspecting changes

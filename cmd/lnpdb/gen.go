@@ -24,15 +24,11 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.Messaging, "messaging", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
 	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
 	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := parseArgs(fs, args, 1, "want exactly one OUT_DIR"); err != nil {
+		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err) // a bad flag is a usage error: exit 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("%w: want exactly one OUT_DIR", errUsage)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

@@ -19,12 +19,8 @@ func runJournal(ctx context.Context, e *env, args []string) error {
 	verb := args[0]
 	fs := newFlags(e, "journal "+verb, "")
 	dbPath := fs.String("db", "", "the table `file` whose journal (FILE.journal) to "+verb)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseArgs(fs, args[1:], 0, "want --db FILE", dbPath); err != nil {
 		return err
-	}
-	if *dbPath == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: want --db FILE", errUsage)
 	}
 	var (
 		rep format.JournalReport

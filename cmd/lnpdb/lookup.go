@@ -76,14 +76,10 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 	withMessaging := fs.Bool("messaging", false, "add the messaging object (type lrn)")
 	typ := fs.String("type", "lrn", "lookup `type`: lrn, cnam, messaging or trust")
 	now := fs.String("now", "", "score trust as at this RFC 3339 `time` (default: the clock)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, -1, "no numbers given"); err != nil {
 		return err
 	}
 	numbers := fs.Args()
-	if len(numbers) == 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: no numbers given", errUsage)
-	}
 	var topt trust.Options
 	if *now != "" {
 		t, err := time.Parse(time.RFC3339, *now)

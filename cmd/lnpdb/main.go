@@ -118,3 +118,21 @@ func newFlags(e *env, name, argsUsage string) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseArgs parses args into fs. When the operands left are not n of them
+// (n < 0: at least one), or a required flag is empty, it prints the
+// command's usage and returns a usage error saying what the command wants.
+func parseArgs(fs *flag.FlagSet, args []string, n int, want string, required ...*string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ok := fs.NArg() == n || (n < 0 && fs.NArg() > 0)
+	for _, r := range required {
+		ok = ok && *r != ""
+	}
+	if !ok {
+		fs.Usage()
+		return fmt.Errorf("%w: %s", errUsage, want)
+	}
+	return nil
+}

@@ -17,12 +17,8 @@ func init() {
 func runPull(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "pull", "URL FILE")
 	keyFile := fs.String("key-file", "", "`file` holding the key to send as a bearer token (an admin key of an lnpdb origin's GET /admin/v1/table)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 2, "want URL FILE"); err != nil {
 		return err
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return fmt.Errorf("%w: want URL FILE", errUsage)
 	}
 	url, path := fs.Arg(0), fs.Arg(1)
 	key, err := readKeyFile(*keyFile)

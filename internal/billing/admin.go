@@ -263,11 +263,7 @@ func (a *Admin) create(r *http.Request) (int, any, error) {
 		return 0, nil, badRequest("name is required")
 	}
 	acc, err := a.cfg.Store.CreateAccount(r.Context(), *req.Name, a.cfg.Now())
-	if err != nil {
-		return 0, nil, err
-	}
-	a.cfg.Changed(r.Context())
-	return http.StatusCreated, acc, nil
+	return a.changed(r, http.StatusCreated, acc, err)
 }
 
 // AccountView is an account as GET /admin/v1/accounts/{id} shows it.
@@ -319,11 +315,7 @@ func nonNil[T any](s []T) []T {
 func (a *Admin) status(st Status) func(*http.Request) (int, any, error) {
 	return func(r *http.Request) (int, any, error) {
 		acc, err := a.cfg.Store.SetStatus(r.Context(), r.PathValue("id"), st)
-		if err != nil {
-			return 0, nil, err
-		}
-		a.cfg.Changed(r.Context())
-		return http.StatusOK, acc, nil
+		return a.changed(r, http.StatusOK, acc, err)
 	}
 }
 
@@ -355,20 +347,23 @@ func (a *Admin) newKey(r *http.Request) (int, any, error) {
 	}
 	text, h := a.cfg.NewKey()
 	k, err := a.cfg.Store.AddKey(r.Context(), KeyRecord{AccountID: r.PathValue("id"), Label: req.Label, Hash: h, Limit: limit}, a.cfg.Now())
+	return a.changed(r, http.StatusCreated, NewKeyView{k, text}, err)
+}
+
+// changed answers v with status once the store has taken a change (err
+// nil), and tells the server through Config.Changed; a failed change
+// answers err and tells nothing.
+func (a *Admin) changed(r *http.Request, status int, v any, err error) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
 	a.cfg.Changed(r.Context())
-	return http.StatusCreated, NewKeyView{k, text}, nil
+	return status, v, nil
 }
 
 func (a *Admin) revoke(r *http.Request) (int, any, error) {
 	k, err := a.cfg.Store.RevokeKey(r.Context(), r.PathValue("id"), r.PathValue("key"), a.cfg.Now())
-	if err != nil {
-		return 0, nil, err
-	}
-	a.cfg.Changed(r.Context())
-	return http.StatusOK, k, nil
+	return a.changed(r, http.StatusOK, k, err)
 }
 
 // CreditView is the answer to a top-up.

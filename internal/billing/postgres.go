@@ -29,15 +29,9 @@ type PostgresStore struct {
 // OpenPostgres connects to dsn and applies the embedded migrations the
 // database lacks (recorded in schema_migrations).
 func OpenPostgres(ctx context.Context, dsn string) (*PostgresStore, error) {
-	pool, err := pgschema.Connect(ctx, dsn, "accounts store")
+	pool, err := pgschema.Open(ctx, dsn, "accounts store", migrations, "migrations", "schema_migrations")
 	if err != nil {
 		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := pgschema.Migrate(cctx, pool, migrations, "migrations", "schema_migrations"); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("accounts store %s: migrating: %w", redact(dsn), err)
 	}
 	return &PostgresStore{pool: pool}, nil
 }

@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lnpdb/lnpdb/internal/metric"
+	"github.com/lnpdb/lnpdb/lrn"
 )
 
 // Metrics are one protocol's dip metrics. A nil *Metrics counts nothing, so
@@ -51,28 +53,20 @@ type Vectors struct {
 // per registry and take each protocol's Metrics from [Vectors.For].
 func Register(reg prometheus.Registerer) (*Vectors, error) {
 	v := &Vectors{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_dip_requests_total",
-			Help: "Number portability dips received, by protocol (sip, enum, pdb).",
-		}, []string{"proto"}),
-		answers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_dip_answers_total",
-			Help: "Number portability dip answers by protocol and outcome.",
-		}, []string{"proto", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lnpdb_dip_duration_seconds",
-			Help:    "Time from a decoded dip request to its answer, by protocol.",
-			Buckets: []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05},
-		}, []string{"proto"}),
+		requests: metric.CounterVec("lnpdb_dip_requests_total",
+			"Number portability dips received, by protocol (sip, enum, pdb).", "proto"),
+		answers: metric.CounterVec("lnpdb_dip_answers_total",
+			"Number portability dip answers by protocol and outcome.", "proto", "outcome"),
+		duration: metric.HistogramVec("lnpdb_dip_duration_seconds",
+			"Time from a decoded dip request to its answer, by protocol.",
+			[]float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05}, "proto"),
 	}
-	for _, c := range []prometheus.Collector{v.requests, v.answers, v.duration} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				return nil, fmt.Errorf("dip metrics registered twice on one registry: %w", err)
-			}
-			return nil, err
+	if err := metric.Register(reg, v.requests, v.answers, v.duration); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			return nil, fmt.Errorf("dip metrics registered twice on one registry: %w", err)
 		}
+		return nil, err
 	}
 	return v, nil
 }

@@ -6,8 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/metric"
 )
 
 // Metrics count what a Poller fetches.
@@ -22,31 +24,19 @@ type Metrics struct {
 // NewMetrics registers the fetch metrics on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_table_pulls_total",
-			Help: "Fetches of the table from --db-url, by result: new (a new table installed), not_modified, or failed (the installed table stays).",
-		}, []string{"result"}),
-		bytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lnpdb_table_pull_bytes_total",
-			Help: "Bytes received fetching tables from --db-url, as they came over the wire (compressed or not).",
-		}),
-		lastAttempt: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lnpdb_table_pull_last_attempt_timestamp_seconds",
-			Help: "When the last fetch from --db-url ended, in Unix seconds.",
-		}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lnpdb_table_pull_last_success_timestamp_seconds",
-			Help: "When a fetch from --db-url last succeeded (new or not modified), in Unix seconds.",
-		}),
-		lastNew: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lnpdb_table_pull_last_new_timestamp_seconds",
-			Help: "When a new table from --db-url was last installed, in Unix seconds.",
-		}),
+		pulls: metric.CounterVec("lnpdb_table_pulls_total",
+			"Fetches of the table from --db-url, by result: new (a new table installed), not_modified, or failed (the installed table stays).", "result"),
+		bytes: metric.Counter("lnpdb_table_pull_bytes_total",
+			"Bytes received fetching tables from --db-url, as they came over the wire (compressed or not)."),
+		lastAttempt: metric.Gauge("lnpdb_table_pull_last_attempt_timestamp_seconds",
+			"When the last fetch from --db-url ended, in Unix seconds."),
+		lastSuccess: metric.Gauge("lnpdb_table_pull_last_success_timestamp_seconds",
+			"When a fetch from --db-url last succeeded (new or not modified), in Unix seconds."),
+		lastNew: metric.Gauge("lnpdb_table_pull_last_new_timestamp_seconds",
+			"When a new table from --db-url was last installed, in Unix seconds."),
 	}
-	for _, c := range []prometheus.Collector{m.pulls, m.bytes, m.lastAttempt, m.lastSuccess, m.lastNew} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metric.Register(reg, m.pulls, m.bytes, m.lastAttempt, m.lastSuccess, m.lastNew); err != nil {
+		return nil, err
 	}
 	for _, r := range []string{resultNew, resultNotModified, resultFailed} {
 		m.pulls.WithLabelValues(r)

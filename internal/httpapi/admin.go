@@ -285,8 +285,7 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	if err != nil {
 		switch {
 		case errors.Is(err, format.ErrInvalidUpdate):
-			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
-			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was applied"))
+			writeError(w, invalidUpdate(err, "nothing was applied"))
 		case errors.Is(err, format.ErrClosed):
 			writeError(w, errFeedClosing)
 		case errors.Is(err, format.ErrIdempotencyKeyReused):
@@ -320,6 +319,13 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	writeJSON(w, http.StatusOK, &res)
 }
 
+// invalidUpdate is the 400 answer to a batch refused with
+// format.ErrInvalidUpdate: what was wrong with it, and that nothing (what
+// was not done) came of it.
+func invalidUpdate(err error, notDone string) *apiError {
+	return invalidRequest("Invalid update: " + strings.TrimPrefix(err.Error(), "format: invalid update: ") + "; " + notDone)
+}
+
 // postToLog appends a parsed feed to the shared update log and answers once
 // it is durable there and wait nodes have applied it: 200, or 202 when
 // fewer had within UpdateWaitTimeout (the batch is logged all the same and
@@ -331,8 +337,7 @@ func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key
 	if err != nil {
 		switch {
 		case errors.Is(err, format.ErrInvalidUpdate):
-			msg := strings.TrimPrefix(err.Error(), "format: invalid update: ")
-			writeError(w, invalidRequest("Invalid update: "+msg+"; nothing was logged or applied"))
+			writeError(w, invalidUpdate(err, "nothing was logged or applied"))
 		case errors.Is(err, format.ErrClosed):
 			writeError(w, errFeedClosing)
 		case errors.Is(err, updatelog.ErrKeyReused):

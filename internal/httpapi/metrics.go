@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lnpdb/lnpdb/internal/metric"
 )
 
 // Metrics are the handler's Prometheus metrics:
@@ -64,30 +66,20 @@ func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
 	}
 	m := &Metrics{
 		gatherer: reg,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_http_requests_total",
-			Help: "HTTP requests by endpoint path and status code.",
-		}, []string{"path", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lnpdb_http_request_duration_seconds",
-			Help:    "HTTP request latency by endpoint path.",
-			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
-		}, []string{"path"}),
-		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_lookups_total",
-			Help: "Lookups by type (lrn, cnam, messaging, trust) and result.",
-		}, []string{"type", "result"}),
-		limiterErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lnpdb_ratelimit_errors_total",
-			Help: "Rate limiter failures; the requests were let through.",
-		}),
+		requests: metric.CounterVec("lnpdb_http_requests_total",
+			"HTTP requests by endpoint path and status code.", "path", "code"),
+		duration: metric.HistogramVec("lnpdb_http_request_duration_seconds",
+			"HTTP request latency by endpoint path.",
+			[]float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}, "path"),
+		lookups: metric.CounterVec("lnpdb_lookups_total",
+			"Lookups by type (lrn, cnam, messaging, trust) and result.", "type", "result"),
+		limiterErrors: metric.Counter("lnpdb_ratelimit_errors_total",
+			"Rate limiter failures; the requests were let through."),
 		requestsBy: make(map[requestLabels]requestSeries),
 		lookupsBy:  make(map[[2]string]prometheus.Counter),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.lookups, m.limiterErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metric.Register(reg, m.requests, m.duration, m.lookups, m.limiterErrors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -22,10 +21,7 @@ import (
 // INVALID_PHONE_NUMBER, which no JSON schema can tell), and a body the
 // schema forbids is refused with 400.
 func TestOpenAPIRequestBodies(t *testing.T) {
-	ctx := context.Background()
-	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
-	require.NoError(t, err)
-	require.NoError(t, doc.Validate(ctx))
+	doc := openAPIDoc(t)
 	s := newServer(t, unlimited)
 	rng := rand.New(rand.NewPCG(1, 2))
 

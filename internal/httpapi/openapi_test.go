@@ -19,14 +19,53 @@ import (
 	"github.com/lnpdb/lnpdb/internal/redislimit"
 )
 
+// openAPIDoc returns openapi.json, loaded and found valid.
+func openAPIDoc(t testing.TB) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background()))
+	return doc
+}
+
+// validateAnswer checks an answer, res with its body, to req against doc:
+// against the operation of req's path and method, or for a 405 the path's
+// POST or else GET operation, which describes it. A reqBody other than ""
+// is checked as the body of a request answered 200.
+func validateAnswer(t *testing.T, doc *openapi3.T, req *http.Request, res *http.Response, body []byte, reqBody string) {
+	t.Helper()
+	ctx := context.Background()
+	item := doc.Paths.Value(req.URL.Path)
+	require.NotNil(t, item, req.URL.Path)
+	op := item.GetOperation(req.Method)
+	if op == nil {
+		op = item.Post
+		if op == nil {
+			op = item.Get
+		}
+	}
+	route := &routers.Route{Spec: doc, Path: req.URL.Path, PathItem: item, Method: req.Method, Operation: op}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	reqIn := &openapi3filter.RequestValidationInput{Request: req, Route: route, Options: opts}
+	if res.StatusCode == http.StatusOK && reqBody != "" {
+		req.Body = io.NopCloser(strings.NewReader(reqBody))
+		assert.NoError(t, openapi3filter.ValidateRequest(ctx, reqIn), "request %s %s", req.URL, reqBody)
+	}
+	err := openapi3filter.ValidateResponse(ctx, &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: reqIn,
+		Status:                 res.StatusCode,
+		Header:                 res.Header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                opts,
+	})
+	assert.NoError(t, err, "%s %s (%s) → %d %s", req.Method, req.URL, reqBody, res.StatusCode, body)
+}
+
 // TestOpenAPIDescribesResponses sends every endpoint its success and every
 // error it can answer, over real HTTP, and validates each response (status,
 // headers, body) against openapi.json.
 func TestOpenAPIDescribesResponses(t *testing.T) {
-	ctx := context.Background()
-	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI())
-	require.NoError(t, err)
-	require.NoError(t, doc.Validate(ctx))
+	doc := openAPIDoc(t)
 
 	main := newServer(t, unlimited)
 	// A Redis limiter whose Redis is away: its status has every field.
@@ -110,31 +149,7 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 		}
 		seen[c.path+" "+res.Status] = true
 
-		path, _, _ := strings.Cut(c.path, "?")
-		item := doc.Paths.Value(path)
-		require.NotNil(t, item, c.path)
-		op := item.GetOperation(c.method)
-		if op == nil { // 405: described on the path's operation
-			op = item.Post
-			if op == nil {
-				op = item.Get
-			}
-		}
-		route := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: c.method, Operation: op}
-		opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
-		reqIn := &openapi3filter.RequestValidationInput{Request: req, Route: route, Options: opts}
-		if res.StatusCode == 200 && c.body != "" {
-			req.Body = io.NopCloser(strings.NewReader(c.body))
-			assert.NoError(t, openapi3filter.ValidateRequest(ctx, reqIn), "request %s %s", c.path, c.body)
-		}
-		err = openapi3filter.ValidateResponse(ctx, &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: reqIn,
-			Status:                 res.StatusCode,
-			Header:                 res.Header,
-			Body:                   io.NopCloser(bytes.NewReader(body)),
-			Options:                opts,
-		})
-		assert.NoError(t, err, "%s %s (%s) → %d %s", c.method, c.path, c.body, res.StatusCode, body)
+		validateAnswer(t, doc, req, res, body, c.body)
 	}
 	for _, path := range lookupPaths {
 		// No 402: lnpdb serve charges no accounts, so the document does not

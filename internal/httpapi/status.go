@@ -56,22 +56,7 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	body := statusBody{
 		Status: "ok",
 		Table:  tableStatus{ID: info.ID, Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
-	}
-	if h.live != nil {
-		st := h.live()
-		body.Live = &st
-	}
-	if h.pull != nil {
-		st := h.pull()
-		body.Pull = &st
-	}
-	if h.redis != nil {
-		st := h.redis()
-		body.Redis = &st
-	}
-	if h.updlog != nil {
-		st := h.updlog()
-		body.UpdateLog = &st
+		Live:   section(h.live), Pull: section(h.pull), Redis: section(h.redis), UpdateLog: section(h.updlog),
 	}
 	serveStatus(w, r, &body)
 }
@@ -82,3 +67,13 @@ var openAPI []byte
 // OpenAPI returns the OpenAPI 3 document of the REST API, as GET
 // /openapi.json serves it.
 func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
+
+// section returns the status part that report answers, or nil (left out of
+// the body) when the server runs without that part.
+func section[T any](report func() T) *T {
+	if report == nil {
+		return nil
+	}
+	st := report()
+	return &st
+}

@@ -18,9 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/lnpdb/lnpdb/internal/metric"
 )
 
 // Config configures a Runner. DB is required.
@@ -292,25 +294,15 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_table_reloads_total",
-			Help: "Table reloads (file replaced, SIGHUP), by result: ok, or failed (the previous table kept serving).",
-		}, []string{"result"}),
-		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_compactions_total",
-			Help: "Compactions of pending updates into a new table file, by result: ok, or failed (the updates stay pending).",
-		}, []string{"result"}),
-		setAsideTotal: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lnpdb_updates_set_aside_total",
-			Help: "Pending updates set aside because a replacement table lacks their SPID.",
-		}),
+		reloads: metric.CounterVec("lnpdb_table_reloads_total",
+			"Table reloads (file replaced, SIGHUP), by result: ok, or failed (the previous table kept serving).", "result"),
+		compactions: metric.CounterVec("lnpdb_compactions_total",
+			"Compactions of pending updates into a new table file, by result: ok, or failed (the updates stay pending).", "result"),
+		setAsideTotal: metric.Counter("lnpdb_updates_set_aside_total",
+			"Pending updates set aside because a replacement table lacks their SPID."),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.reloads, m.compactions, m.setAsideTotal} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
+	if err := metric.Register(reg, m.reloads, m.compactions, m.setAsideTotal); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -44,6 +44,23 @@ func Connect(ctx context.Context, dsn, what string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// Open is Connect, then Migrate of fsys's dir, recorded in table, within
+// 10 s: how a store opens its database. A migration that fails closes the
+// pool and says which store and database it was.
+func Open(ctx context.Context, dsn, what string, fsys fs.FS, dir, table string) (*pgxpool.Pool, error) {
+	pool, err := Connect(ctx, dsn, what)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := Migrate(cctx, pool, fsys, dir, table); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%s %s: migrating: %w", what, Redact(dsn), err)
+	}
+	return pool, nil
+}
+
 // Migrate applies the files dir/NNNN_*.sql of fsys that the table named
 // table (created when missing) does not list yet, in the order of NNNN,
 // in one transaction under an advisory lock.

@@ -49,6 +49,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/metric"
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
 )
 
@@ -246,25 +247,15 @@ func New(cfg Config) (*Limiter, error) {
 		l.scripter = ap
 	}
 
-	l.upGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "lnpdb_ratelimit_redis_up",
-		Help: "1 while rate-limit decisions are taken in Redis, 0 while they are taken locally.",
-	})
-	l.fallbackCount = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "lnpdb_ratelimit_redis_fallback_total",
-		Help: "Rate-limit decisions taken by the local limiter because Redis was down.",
-	})
-	l.errorCount = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "lnpdb_ratelimit_redis_errors_total",
-		Help: "Failed calls to Redis (decisions and probes).",
-	})
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{l.upGauge, l.fallbackCount, l.errorCount} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				l.client.Close()
-				return nil, fmt.Errorf("redislimit: %w", err)
-			}
-		}
+	l.upGauge = metric.Gauge("lnpdb_ratelimit_redis_up",
+		"1 while rate-limit decisions are taken in Redis, 0 while they are taken locally.")
+	l.fallbackCount = metric.Counter("lnpdb_ratelimit_redis_fallback_total",
+		"Rate-limit decisions taken by the local limiter because Redis was down.")
+	l.errorCount = metric.Counter("lnpdb_ratelimit_redis_errors_total",
+		"Failed calls to Redis (decisions and probes).")
+	if err := metric.Register(cfg.Registerer, l.upGauge, l.fallbackCount, l.errorCount); err != nil {
+		l.client.Close()
+		return nil, fmt.Errorf("redislimit: %w", err)
 	}
 
 	l.up.Store(true)

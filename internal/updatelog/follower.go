@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/metric"
 )
 
 // readLimit is how many entries one read of the log returns.
@@ -568,40 +569,26 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, f *Follower) (*metrics, error) {
 	m := &metrics{
-		batches: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lnpdb_update_log_batches_applied_total",
-			Help: "Batches of the shared update log applied to this node's table.",
-		}),
-		refused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lnpdb_update_log_batches_refused_total",
-			Help: "Batches of the shared update log this node's table refused (skipped; logged).",
-		}),
-		appends: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lnpdb_update_log_appends_total",
-			Help: "Batches posted to this node for the shared update log, by result: ok, replayed (idempotency key), unavailable (PostgreSQL unreachable: 503).",
-		}, []string{"result"}),
+		batches: metric.Counter("lnpdb_update_log_batches_applied_total",
+			"Batches of the shared update log applied to this node's table."),
+		refused: metric.Counter("lnpdb_update_log_batches_refused_total",
+			"Batches of the shared update log this node's table refused (skipped; logged)."),
+		appends: metric.CounterVec("lnpdb_update_log_appends_total",
+			"Batches posted to this node for the shared update log, by result: ok, replayed (idempotency key), unavailable (PostgreSQL unreachable: 503).", "result"),
 	}
-	gauge := func(name, help string, fn func() float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn)
-	}
-	cs := []prometheus.Collector{m.batches, m.refused, m.appends,
-		gauge("lnpdb_update_log_applied_seq", "The last sequence number of the shared update log applied to this node's table.",
+	if err := metric.Register(reg, m.batches, m.refused, m.appends,
+		metric.GaugeFunc("lnpdb_update_log_applied_seq", "The last sequence number of the shared update log applied to this node's table.",
 			func() float64 { return float64(f.applied.Load()) }),
-		gauge("lnpdb_update_log_head_seq", "The shared update log's highest sequence number, as last seen.",
+		metric.GaugeFunc("lnpdb_update_log_head_seq", "The shared update log's highest sequence number, as last seen.",
 			func() float64 { return float64(f.head.Load()) }),
-		gauge("lnpdb_update_log_lag", "Batches of the shared update log not yet applied here.",
+		metric.GaugeFunc("lnpdb_update_log_lag", "Batches of the shared update log not yet applied here.",
 			func() float64 { return float64(max(f.head.Load()-f.applied.Load(), 0)) }),
-		gauge("lnpdb_update_log_postgres_up", "1 when the last read of the shared update log in PostgreSQL succeeded, else 0.",
+		metric.GaugeFunc("lnpdb_update_log_postgres_up", "1 when the last read of the shared update log in PostgreSQL succeeded, else 0.",
 			func() float64 { return b2f(f.pgUp.Load()) }),
-		gauge("lnpdb_update_log_listening", "1 while a LISTEN connection wakes this node on new batches, else 0 (polling).",
+		metric.GaugeFunc("lnpdb_update_log_listening", "1 while a LISTEN connection wakes this node on new batches, else 0 (polling).",
 			func() float64 { return b2f(f.listening.Load()) }),
-	}
-	if reg != nil {
-		for _, c := range cs {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("updatelog: %w", err)
-			}
-		}
+	); err != nil {
+		return nil, fmt.Errorf("updatelog: %w", err)
 	}
 	return m, nil
 }

@@ -90,16 +90,12 @@ type Log struct {
 // Open connects to dsn and applies the embedded migrations the database
 // lacks (recorded in update_log_migrations, beside any other store's).
 func Open(ctx context.Context, dsn string) (*Log, error) {
-	pool, err := pgschema.Connect(ctx, dsn, "update log")
+	pool, err := pgschema.Open(ctx, dsn, "update log", migrations, "migrations", "update_log_migrations")
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := pgschema.Migrate(cctx, pool, migrations, "migrations", "update_log_migrations"); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("update log %s: migrating: %w", pgschema.Redact(dsn), err)
-	}
 	l := &Log{pool: pool, cfg: pool.Config().ConnConfig,
 		queue: make(chan *appendReq, maxGroup), closed: make(chan struct{}), stopped: make(chan struct{})}
 	if err := pool.QueryRow(cctx, `SELECT id FROM update_log_info`).Scan(&l.id); err != nil {
