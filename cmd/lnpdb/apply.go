@@ -11,6 +11,7 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/feed"
 	"github.com/lnpdb/lnpdb/internal/progress"
+	"github.com/lnpdb/lnpdb/internal/updatelog"
 )
 
 func init() {
@@ -25,8 +26,15 @@ const applyBatch = 10000
 func runApply(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "apply", "FEED.csv...")
 	dbPath := fs.String("db", "", "table `file` to update (required)")
+	alone := fs.Bool("outside-log", false, "apply to a table that follows a shared update log, on this node alone")
 	if err := parseArgs(fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
 		return err
+	}
+	// A node that follows a shared log answers as the others only while
+	// every update reaches it through the log.
+	if _, err := os.Stat(updatelog.StatePath(*dbPath)); err == nil && !*alone {
+		return fmt.Errorf("%s follows a shared update log (%s): post the feed to any node's /admin/v1/updates so that every node applies it, or pass --outside-log to apply it to this table alone",
+			*dbPath, updatelog.StatePath(*dbPath))
 	}
 	db, err := format.Open(*dbPath)
 	if err != nil {

@@ -48,3 +48,28 @@ func TestApplyAndCompact(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "unknown SPID")
 }
+
+// TestApplyRefusesTableOnSharedLog: a table that follows a shared update
+// log takes a feed offline only when told it is for this node alone.
+func TestApplyRefusesTableOnSharedLog(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "t.lnpdb")
+	code, _, errs := runCmd(t, "build", "-o", table, "../../format/testdata/mini")
+	require.Equal(t, 0, code, errs)
+	require.NoError(t, os.WriteFile(table+".updatelog", []byte(`{"log":"x","seq":7}`), 0o644))
+	feed := filepath.Join(dir, "feed.csv")
+	require.NoError(t, os.WriteFile(feed, []byte("action,tn,lrn,spid,activated_at\n"+
+		"A,2025550199,2025569000,3003,20261121120000\n"), 0o644))
+
+	code, _, errs = runCmd(t, "apply", "--db", table, feed)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errs, "follows a shared update log")
+	db, err := format.Open(table)
+	require.NoError(t, err)
+	assert.Zero(t, db.PendingUpdates(), "nothing applied")
+	db.Close()
+
+	code, out, errs := runCmd(t, "apply", "--db", table, "--outside-log", feed)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "applied 1 updates")
+}
