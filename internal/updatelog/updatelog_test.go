@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -407,4 +408,40 @@ func TestListenConnectionLost(t *testing.T) {
 	defer cancel()
 	require.NoError(t, f.WaitApplied(wctx, e.Seq), "applied across the lost connection")
 	require.Eventually(t, func() bool { return f.Status().Listening }, 10*time.Second, 5*time.Millisecond, "listening again")
+}
+
+// TestStateWriteFails: a position that cannot be recorded (here the
+// temporary file's name is taken by a directory, as a full or failing disk
+// would refuse it) holds nothing back: the batch is in the journal and
+// answered; the file keeps its older position, from which a restart applies
+// again harmlessly (TestReapplyingChangesNothing), and the next write once
+// the disk takes it records the newest.
+func TestStateWriteFails(t *testing.T) {
+	ctx := context.Background()
+	l := openLog(t, testpg.New(t))
+	path := testdb.Build(t, lnpdb.Sample())
+	db, err := format.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	blocker := StatePath(path) + ".tmp"
+	require.NoError(t, os.Mkdir(blocker, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(blocker, "x"), nil, 0o644)) // not removable as a file
+
+	f := follow(t, l, db, "n1")
+	r := rand.New(rand.NewPCG(5, 6))
+	first, err := f.Post(ctx, randomBatch(r, 10), "", 1)
+	require.NoError(t, err, "the batch is logged and applied though its position is not recorded")
+	st, err := readState(StatePath(path))
+	require.NoError(t, err)
+	assert.Less(t, st.Seq, first.Seq, "the file cannot hold the new position")
+	applied := answers(t, db)
+
+	require.NoError(t, os.RemoveAll(blocker))
+	second, err := f.Post(ctx, randomBatch(r, 10), "", 1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := readState(StatePath(path))
+		return err == nil && st.Seq == second.Seq
+	}, 5*time.Second, 10*time.Millisecond, "the position is recorded once the disk takes it")
+	assert.NotEqual(t, applied, answers(t, db), "the second batch changed answers")
 }
