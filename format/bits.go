@@ -39,55 +39,6 @@ func (w window) field(pos, width uint) uint64 {
 	return v & (1<<width - 1)
 }
 
-// bitWriter packs fixed-width records into a little-endian bit stream.
-type bitWriter struct {
-	buf  []byte
-	acc  uint64 // pending bits, least significant first
-	nacc uint   // number of pending bits (< 8 after flush)
-}
-
-// put appends the low width bits (0..64) of v.
-func (w *bitWriter) put(v uint64, width uint) {
-	if width == 0 {
-		return
-	}
-	if width < 64 {
-		v &= 1<<width - 1
-	}
-	for width > 0 {
-		take := min(width, 64-w.nacc)
-		var part uint64
-		if take == 64 {
-			part = v
-		} else {
-			part = v & (1<<take - 1)
-		}
-		w.acc |= part << w.nacc
-		w.nacc += take
-		width -= take
-		if take < 64 {
-			v >>= take
-		} else {
-			v = 0
-		}
-		for w.nacc >= 8 {
-			w.buf = append(w.buf, byte(w.acc))
-			w.acc >>= 8
-			w.nacc -= 8
-		}
-	}
-}
-
-// finish flushes the last partial byte and appends slack zero bytes so that a
-// 17-byte window read at any record never runs past the end.
-func (w *bitWriter) finish() []byte {
-	if w.nacc > 0 {
-		w.buf = append(w.buf, byte(w.acc))
-		w.acc, w.nacc = 0, 0
-	}
-	return append(w.buf, make([]byte, recordSlack)...)
-}
-
 // widthFor is the number of bits needed to store values 0..n-1 (at least 1).
 func widthFor(n int) uint {
 	if n <= 1 {

@@ -3,8 +3,6 @@ package format
 import (
 	"encoding/binary"
 	"math/bits"
-
-	"golang.org/x/exp/mmap"
 )
 
 // The BLOCKS section indexes block data directly by number prefix, storing
@@ -80,7 +78,7 @@ type blockIndex struct {
 	nthou       uint32
 }
 
-func loadBlocks(m *mmap.ReaderAt, e dirEntry, bi *blockIndex) error {
+func loadBlocks(m *region, e dirEntry, bi *blockIndex) error {
 	if e.encoding != encRaw {
 		return corrupt(e.id, "encoding %d, want raw", e.encoding)
 	}

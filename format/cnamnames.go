@@ -2,8 +2,6 @@ package format
 
 import (
 	"encoding/binary"
-
-	"golang.org/x/exp/mmap"
 )
 
 // The CNAMNAME section holds the distinct caller names, cold data that
@@ -23,7 +21,7 @@ type nameHeap struct {
 	dataLen                 uint64
 }
 
-func loadNameHeap(m *mmap.ReaderAt, e dirEntry, h *nameHeap) error {
+func loadNameHeap(m *region, e dirEntry, h *nameHeap) error {
 	if e.encoding != encRaw || e.length < 32 {
 		return corrupt(e.id, "bad encoding or size")
 	}
@@ -48,7 +46,7 @@ func loadNameHeap(m *mmap.ReaderAt, e dirEntry, h *nameHeap) error {
 }
 
 // name returns caller name i.
-func (h *nameHeap) name(m *mmap.ReaderAt, i uint64) (string, error) {
+func (h *nameHeap) name(m *region, i uint64) (string, error) {
 	if i >= h.names {
 		return "", errCorruptRecord
 	}
@@ -69,7 +67,7 @@ func (h *nameHeap) name(m *mmap.ReaderAt, i uint64) (string, error) {
 }
 
 // frame returns chunk c decompressed.
-func (h *nameHeap) frame(m *mmap.ReaderAt, c uint64) ([]byte, error) {
+func (h *nameHeap) frame(m *region, c uint64) ([]byte, error) {
 	var ob [16]byte
 	if _, err := m.ReadAt(ob[:], h.offsets+int64(c)*8); err != nil {
 		return nil, errCorruptRecord

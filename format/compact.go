@@ -3,7 +3,6 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
 // writerFromSnapshot loads a mapped table back into a Writer, with the
@@ -26,57 +25,51 @@ func writerFromSnapshot(s *snapshot, updates map[uint64]*overlayEntry) (*Writer,
 	if err := s.eachCode(func(key uint32, cr *codeRows) { w.codes[key] = cr }); err != nil {
 		return nil, err
 	}
-	err = s.eachRecord(&s.ported, func(tn uint64, r window) {
-		if _, updated := updates[tn]; !updated {
-			w.ported.add(nanp.Number(tn), 0, portedRow{pair: uint32(s.ported.field(r, 0)), act: uint32(s.ported.field(r, 1))})
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	for tn, e := range updates {
-		if e.u.Action == Delete {
-			continue
-		}
-		ci, ok := w.carrierIdx[e.u.SPID]
-		if !ok {
-			return nil, fmt.Errorf("%w: pending update for %d names SPID %q, which the table does not have", ErrInvalidUpdate, tn, e.u.SPID)
-		}
-		if err := w.AddPorted(tn, 0, e.u.LRN, ci, e.u.ActivatedAt); err != nil {
+	for i := range numSpecs {
+		dst := numSpecs[i].rows(w)
+		err := s.eachRecord(&s.num[i], func(tn uint64, v *fieldValues) {
+			if _, updated := updates[tn]; i != numPorted || !updated {
+				dst.addValues(tn, v)
+			}
+		})
+		if err != nil {
 			return nil, err
 		}
+		if i != numPorted {
+			continue
+		}
+		for tn, e := range updates {
+			if e.u.Action == Delete {
+				continue
+			}
+			ci, ok := w.carrierIdx[e.u.SPID]
+			if !ok {
+				return nil, fmt.Errorf("%w: pending update for %d names SPID %q, which the table does not have", ErrInvalidUpdate, tn, e.u.SPID)
+			}
+			if err := w.AddPorted(tn, 0, e.u.LRN, ci, e.u.ActivatedAt); err != nil {
+				return nil, err
+			}
+		}
 	}
-	err = s.eachRecord(&s.messaging, func(tn uint64, r window) {
-		w.messaging.add(nanp.Number(tn), 0, messagingRow{tuple: uint32(s.messaging.field(r, 0))})
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = s.eachRecord(&s.cnam, func(tn uint64, r window) {
-		w.cnam.add(nanp.Number(tn), 0, cnamRow{name: uint32(s.cnam.field(r, 0))})
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = s.eachRecord(&s.trustSec, func(tn uint64, r window) {
-		f := func(i int) uint32 { return uint32(s.trustSec.field(r, i)) }
-		w.maxComplaints = max(w.maxComplaints, f(1))
-		w.trust.add(nanp.Number(tn), 0, trustRow{spam: uint8(f(0)), complaints: f(1), first: f(2), last: f(3)})
-	})
-	return w, err
+	return w, nil
 }
 
-// eachRecord calls fn with every record of a per-number section and its
-// number.
-func (s *snapshot) eachRecord(sec *numSection, fn func(tn uint64, w window)) error {
+// eachRecord calls fn with every record of a per-number section: its
+// number and its fields.
+func (s *snapshot) eachRecord(sec *numSection, fn func(tn uint64, v *fieldValues)) error {
 	var buf []byte
 	for npa := range partitions {
-		if sec.parts[npa].p.N == 0 {
+		if sec.parts[npa].n == 0 {
 			continue
 		}
 		var err error
-		buf, err = s.partitionRecords(sec, npa, buf, func(_, rem uint64, w window) error {
-			fn(uint64(npa)*10000000+rem, w)
+		if buf, err = s.partBytes(sec, npa, buf); err != nil {
+			return err
+		}
+		err = sec.eachEntry(npa, buf, func(_, rem, _ uint64, w window) error {
+			var v fieldValues
+			sec.fields(w, &v)
+			fn(uint64(npa)*10000000+rem, &v)
 			return nil
 		})
 		if err != nil {
@@ -84,31 +77,6 @@ func (s *snapshot) eachRecord(sec *numSection, fn func(tn uint64, w window)) err
 		}
 	}
 	return nil
-}
-
-// partitionRecords reads partition npa's records in one piece into buf
-// (grown as needed, and returned for reuse) and calls fn with each record's
-// slot, stored key (the number's remainder within the NPA) and window, in
-// slot order, until fn fails. It is the one loop over a section's records.
-func (s *snapshot) partitionRecords(sec *numSection, npa int, buf []byte, fn func(slot, rem uint64, w window) error) ([]byte, error) {
-	pt := &sec.parts[npa]
-	width := uint64(sec.layout.width)
-	n := int((pt.p.N*width+7)/8) + recordSlack
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := s.m.ReadAt(buf, pt.recs); err != nil {
-		return buf, corrupt(sec.id, "NPA %03d records: %v", npa, err)
-	}
-	for slot := range pt.p.N {
-		bit := slot * width
-		w := loadWindow((*[17]byte)(buf[bit/8:]), uint(bit%8))
-		if err := fn(slot, w.field(0, keyBits)+keyBase, w); err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
 }
 
 // allNames decodes every caller name of the CNAMNAME section, in order.

@@ -13,7 +13,6 @@ import (
 	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
-	"golang.org/x/exp/mmap"
 )
 
 // DB is an open table. It is safe for concurrent use by any number of
@@ -63,7 +62,7 @@ type Recovery struct {
 // current snapshot once and read only from it, so a swap is atomic.
 type snapshot struct {
 	mp   *mapping
-	m    *mmap.ReaderAt // mp.m
+	m    *region // mp.m
 	hdr  header
 	dir  map[string]dirEntry
 	id   string // FileID of the mapped file
@@ -82,18 +81,20 @@ type snapshot struct {
 	msgTupleRaw []msgTuple  // indexes into msgStrings
 	msgTuples   []Messaging // msgTupleRaw resolved
 
-	blocks                            blockIndex
-	ported, messaging, cnam, trustSec numSection
-	names                             nameHeap
+	blocks blockIndex
+	num    [numSectionCount]numSection // the per-number sections, as numSpecs
+	names  nameHeap
+	b      []byte // m.Bytes(): the whole file
 }
 
 // Option configures Open.
 type Option func(*openConfig)
 
 type openConfig struct {
-	verify   bool
-	readOnly bool
-	fs       vfs.FS
+	verify    bool
+	readOnly  bool
+	hugePages bool
+	fs        vfs.FS
 }
 
 // WithVerify makes Open check every section's checksum and structure (see
@@ -127,7 +128,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := openSnapshot(path, cfg.verify)
+	s, err := openSnapshot(path, cfg.verify, cfg.hugePages)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func Open(path string, opts ...Option) (*DB, error) {
 	return db, nil
 }
 
-func openSnapshot(path string, verify bool) (*snapshot, error) {
+func openSnapshot(path string, verify, huge bool) (*snapshot, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func openSnapshot(path string, verify bool) (*snapshot, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	m, err := mmap.Open(path)
+	m, err := openRegion(path, huge)
 	if err != nil {
 		return nil, err
 	}
@@ -169,42 +170,28 @@ func openSnapshot(path string, verify bool) (*snapshot, error) {
 	return s, nil
 }
 
-func loadSnapshot(m *mmap.ReaderAt) (*snapshot, error) {
+func loadSnapshot(m *region) (*snapshot, error) {
 	h, dir, head, err := readHead(m, int64(m.Len()))
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{mp: &mapping{m: m}, m: m, hdr: h, dir: dir, id: headID(head)}
+	s := &snapshot{mp: &mapping{m: m}, m: m, b: m.Bytes(), hdr: h, dir: dir, id: headID(head)}
 	if err := s.loadDictionaries(); err != nil {
 		return nil, err
 	}
 	if err := loadBlocks(m, dir[secBlocks], &s.blocks); err != nil {
 		return nil, err
 	}
-	for _, ns := range []struct {
-		id  string
-		sec *numSection
-		n   int // payload fields
-	}{{secPorted, &s.ported, 2}, {secMessaging, &s.messaging, 1}, {secCNAM, &s.cnam, 1}, {secTrust, &s.trustSec, 4}} {
-		if err := loadNumSection(m, dir[ns.id], ns.sec); err != nil {
+	for i := range numSpecs {
+		spec := &numSpecs[i]
+		if err := loadNumSection(m, dir[spec.id], spec, &s.num[i]); err != nil {
 			return nil, err
-		}
-		if got := ns.sec.fieldCount(); got != ns.n {
-			return nil, corrupt(ns.id, "%d record fields, want %d", got, ns.n)
 		}
 	}
 	if err := loadNameHeap(m, dir[secCNAMNames], &s.names); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-func (s *numSection) fieldCount() int {
-	n := 0
-	for n < maxFields && s.layout.widths[n] != 0 {
-		n++
-	}
-	return n
 }
 
 // section returns a section's stored bytes after checking its checksum, and
@@ -343,140 +330,71 @@ func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
 
 // get fills r, which must be zero, for tn. It takes the lookup in stages so
 // that the memory accesses of the sections f selects overlap: first every
-// section's pilot byte, then the block data (small and mostly in cache, it is
-// read while the pilots are on their way), then every section's record, and
-// only then the decoding, whose branches depend on what was read.
+// section's bucket is computed and touched (independent loads, each of
+// which only the number decided), then the block data is read (small and
+// mostly in cache) while those lines are on their way, and only then are
+// the buckets searched and decoded.
 func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	r.Number = tn
-	if tn < 2000000000 || tn > 9999999999 {
+	if !inNANP(tn) {
 		return nil
 	}
 	npa, rem := tn/10000000, tn%10000000
-	var qp, qm, qc, qt probe
-	if f&FieldPorted != 0 {
-		s.ported.start(s.m, npa, rem, &qp)
+	var q [numSectionCount]probe
+	var sink byte
+	for i := range numSpecs {
+		if f&numSpecs[i].field != 0 {
+			s.num[i].aim(npa, rem, &q[i])
+			sink ^= touch(s.b, &q[i])
+		}
 	}
-	if f&FieldMessaging != 0 {
-		s.messaging.start(s.m, npa, rem, &qm)
-	}
-	if f&FieldCNAM != 0 {
-		s.cnam.start(s.m, npa, rem, &qc)
-	}
-	if f&FieldTrust != 0 {
-		s.trustSec.start(s.m, npa, rem, &qt)
-	}
+	keep(sink)
 	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
 	if !lazy {
 		if err := s.readBlock(npa, rem, &r.Block); err != nil {
 			return err
 		}
 	}
-	if err := s.ported.fetch(s.m, &qp); err != nil {
-		return err
-	}
-	if err := s.messaging.fetch(s.m, &qm); err != nil {
-		return err
-	}
-	if err := s.cnam.fetch(s.m, &qc); err != nil {
-		return err
-	}
-	if err := s.trustSec.fetch(s.m, &qt); err != nil {
-		return err
-	}
-	if f&FieldPorted != 0 && !s.portedFromOverlay(tn, &r.Ported) && qp.pt != nil {
-		if err := s.decodePorted(&qp, &r.Ported); err != nil {
+	for i := range numSpecs {
+		if err := s.num[i].find(s.b, &q[i]); err != nil {
 			return err
 		}
+	}
+	if err := s.decode(tn, f, &q, r); err != nil {
+		return err
 	}
 	if lazy && !r.Ported.OK {
-		if err := s.readBlock(npa, rem, &r.Block); err != nil {
-			return err
-		}
+		return s.readBlock(npa, rem, &r.Block)
 	}
-	return s.decodeRest(&qm, &qc, &qt, r)
+	return nil
 }
 
-// decodeRest reads the fetched MESSAGING, CNAM and TRUST records into r;
-// qm may be nil when the caller has decoded MESSAGING itself.
-func (s *snapshot) decodeRest(qm, qc, qt *probe, r *Record) error {
-	if qm != nil && qm.pt != nil {
-		if err := s.decodeMessaging(qm, &r.Messaging); err != nil {
-			return err
-		}
+// decode fills r's per-number parts from the found probes, with the
+// pending updates' ported record in place of the file's.
+func (s *snapshot) decode(tn uint64, f Fields, q *[numSectionCount]probe, r *Record) error {
+	if f&FieldPorted != 0 && s.portedFromOverlay(tn, &r.Ported) {
+		q[numPorted].hit = false
 	}
-	if qc.pt != nil {
-		w, ok, err := s.cnam.read(s.m, qc)
-		if err != nil {
+	for i := range numSpecs {
+		if !q[i].hit {
+			continue
+		}
+		var v fieldValues
+		s.num[i].fields(q[i].w, &v)
+		if err := s.decodeSection(i, &v, r); err != nil {
 			return err
-		}
-		if ok {
-			name, err := s.names.name(s.m, s.cnam.field(w, 0))
-			if err != nil {
-				return err
-			}
-			r.CNAM = CNAM{OK: true, Name: name}
-		}
-	}
-	if qt.pt != nil {
-		w, ok, err := s.trustSec.read(s.m, qt)
-		if err != nil {
-			return err
-		}
-		if ok {
-			st := s.trustSec.field(w, 0)
-			if st >= uint64(len(SpamTypes)) {
-				return errCorruptRecord
-			}
-			r.Trust = Trust{
-				OK:            true,
-				SpamType:      SpamTypes[st],
-				Complaints:    uint32(s.trustSec.field(w, 1)),
-				FirstReported: int64(s.trustSec.field(w, 2)),
-				LastReported:  int64(s.trustSec.field(w, 3)),
-			}
 		}
 	}
 	return nil
 }
 
-// decodePorted reads a fetched PORTED record into p, which it leaves alone
-// when the section does not hold the number.
-func (s *snapshot) decodePorted(q *probe, p *Ported) error {
-	w, ok, err := s.ported.read(s.m, q)
-	if err != nil || !ok {
-		return err
-	}
-	return s.portedFrom(w, p)
-}
-
-// portedFrom decodes the PORTED record w into p.
-func (s *snapshot) portedFrom(w window, p *Ported) error {
-	pi := s.ported.field(w, 0)
-	if pi >= uint64(len(s.pairs)) {
+// portedFrom decodes a PORTED record's fields into p.
+func (s *snapshot) portedFrom(v *fieldValues, p *Ported) error {
+	if v[0] >= uint64(len(s.pairs)) {
 		return errCorruptRecord
 	}
-	*p = s.pairs[pi]
-	p.ActivatedAt = int64(s.ported.field(w, 1))
-	return nil
-}
-
-// decodeMessaging reads a fetched MESSAGING record into m, which it leaves
-// alone when the section does not hold the number.
-func (s *snapshot) decodeMessaging(q *probe, m *Messaging) error {
-	w, ok, err := s.messaging.read(s.m, q)
-	if err != nil || !ok {
-		return err
-	}
-	return s.messagingFrom(w, m)
-}
-
-// messagingFrom decodes the MESSAGING record w into m.
-func (s *snapshot) messagingFrom(w window, m *Messaging) error {
-	ti := s.messaging.field(w, 0)
-	if ti >= uint64(len(s.msgTuples)) {
-		return errCorruptRecord
-	}
-	*m = s.msgTuples[ti]
+	*p = s.pairs[v[0]]
+	p.ActivatedAt = int64(v[1])
 	return nil
 }
 
@@ -540,10 +458,10 @@ func (db *DB) Info() Info {
 			LRNs:            len(s.lrns),
 			Codes:           s.meta.Codes,
 			ThousandsBlocks: s.meta.ThousandsBlocks,
-			Ported:          int(s.ported.keys),
-			Messaging:       int(s.messaging.keys),
-			CNAM:            int(s.cnam.keys),
-			Trust:           int(s.trustSec.keys),
+			Ported:          int(s.num[numPorted].keys),
+			Messaging:       int(s.num[numMessaging].keys),
+			CNAM:            int(s.num[numCNAM].keys),
+			Trust:           int(s.num[numTrust].keys),
 		},
 	}
 	for _, id := range sectionOrder {

@@ -10,17 +10,13 @@ import (
 
 // Byte layout constants; the package documentation describes them in prose.
 const (
-	magic         = "LNPDB\r\n\x1a"
-	version       = 2 // 2: keys stored less keyBase, in 23 bits
-	headerSize    = 64
-	dirEntrySize  = 40
-	maxSections   = 64
-	recordSlack   = 17      // zero bytes after each record array: a 17-byte read never runs off
-	keyBits       = 23      // NXX*10000+line - keyBase < 8*10^6 < 2^23
-	keyBase       = 2000000 // NXX is 200-999, so NXX*10000+line >= keyBase
-	partitions    = 1000
-	partEntrySize = 24
-	numHeaderSize = 32
+	magic        = "LNPDB\r\n\x1a"
+	version      = 3 // 2: keys stored less keyBase, in 23 bits; 3: bucketed per-number sections
+	headerSize   = 64
+	dirEntrySize = 40
+	maxSections  = 64
+	keyBase      = 2000000 // NXX is 200-999, so NXX*10000+line >= keyBase
+	partitions   = 1000
 
 	encRaw  = 0
 	encZstd = 1

@@ -41,22 +41,16 @@ func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
 // hold; any other reads as unassigned.
 func inNANP(tn uint64) bool { return tn >= 2000000000 && tn <= 9999999999 }
 
-// batchSection is one per-number section's probes for a batch; on is false
-// when the Fields do not select the section, and its probes stay zero (not
-// started).
-type batchSection struct {
-	sec *numSection
-	on  bool
-	q   [batchSize]probe
-}
-
 // batch is getBatch's working state for up to batchSize numbers.
 type batch struct {
 	s    *snapshot
 	tns  []uint64
+	f    Fields
 	lazy bool // BlockUnlessPorted with FieldPorted: a ported hit skips the block
 
-	ported, messaging, cnam, trust batchSection
+	// q holds each selected section's probes; a section f does not select
+	// keeps zero probes (pt nil), which find and decode pass over.
+	q [numSectionCount][batchSize]probe
 	// code is each number's offset in BLOCKS: its index word after stage
 	// 1, its code entry after stage 2; 0 when it has none.
 	code [batchSize]int64
@@ -70,41 +64,35 @@ type batch struct {
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
 //
-//  1. hash, and load every section's pilot byte and the block index word;
-//  2. locate every record and load its first byte; load the code entry;
-//  3. read the PORTED and MESSAGING records and load the dictionary entries
-//     they point at; load the thousands-block entry;
+//  1. compute every selected section's bucket and touch it, and touch the
+//     block index word: the only misses that go to memory, all
+//     independent;
+//  2. load the code entries (BLOCKS is small and mostly cached) while the
+//     buckets arrive;
+//  3. search the buckets, touch the dictionary entries the hits point at
+//     and the thousands-block entries;
 //  4. decode, from cache.
 func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 	tns = tns[:min(len(tns), batchSize)]
 	var b batch // field by field below: a composite literal would copy the probes
-	b.s, b.tns = s, tns
+	b.s, b.tns, b.f = s, tns, f
 	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
-	b.ported.sec, b.ported.on = &s.ported, f&FieldPorted != 0
-	b.messaging.sec, b.messaging.on = &s.messaging, f&FieldMessaging != 0
-	b.cnam.sec, b.cnam.on = &s.cnam, f&FieldCNAM != 0
-	b.trust.sec, b.trust.on = &s.trustSec, f&FieldTrust != 0
-	sections := [...]*batchSection{&b.ported, &b.messaging, &b.cnam, &b.trust}
 
-	for _, bs := range sections {
-		b.loadPilots(bs)
-	}
-	b.loadIndexWords()
-
-	for _, bs := range sections {
-		if err := b.loadRecords(bs); err != nil {
-			return err
+	for i := range numSpecs {
+		if f&numSpecs[i].field != 0 {
+			b.touchBuckets(i)
 		}
 	}
+	b.loadIndexWords()
 	if err := b.loadCodeEntries(); err != nil {
 		return err
 	}
-
-	if err := b.readRecords(&b.ported); err != nil {
-		return err
-	}
-	if err := b.readRecords(&b.messaging); err != nil {
-		return err
+	for i := range numSpecs {
+		if f&numSpecs[i].field != 0 {
+			if err := b.findAll(i); err != nil {
+				return err
+			}
+		}
 	}
 	b.touchDictionaries()
 	if err := b.loadThousands(); err != nil {
@@ -115,24 +103,21 @@ func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 	return b.decode(out[:len(tns)])
 }
 
-// loadPilots, stage 1, hashes every number and loads its pilot byte in
-// bs's section. The hashing is a loop of its own so that the loading loop
-// is a few instructions per load and many loads fit in the CPU's window.
-func (b *batch) loadPilots(bs *batchSection) {
-	if !bs.on {
-		return
-	}
-	for i, tn := range b.tns {
+// touchBuckets, stage 1, computes every number's bucket in section i and
+// touches it. Computing is a loop of its own so that the touching loop is
+// a few instructions per load and many loads fit in the CPU's window.
+func (b *batch) touchBuckets(i int) {
+	sec, q := &b.s.num[i], &b.q[i]
+	for j, tn := range b.tns {
 		if inNANP(tn) {
-			bs.sec.aim(tn/10000000, tn%10000000, &bs.q[i])
+			sec.aim(tn/10000000, tn%10000000, &q[j])
 		}
 	}
-	m := b.s.m
-	for i := range b.tns {
-		if p := &bs.q[i]; p.pt != nil {
-			p.pilot = m.At(int(p.off))
-		}
+	m, sink := b.s.b, b.sink
+	for j := range b.tns {
+		sink ^= touch(m, &q[j])
 	}
+	b.sink = sink
 }
 
 // loadIndexWords, stage 1, touches every number's BLOCKS index word.
@@ -148,28 +133,6 @@ func (b *batch) loadIndexWords() {
 		}
 	}
 	b.sink = sink
-}
-
-// loadRecords, stage 2, locates every started probe's record in bs's
-// section and loads its first byte.
-func (b *batch) loadRecords(bs *batchSection) error {
-	if !bs.on {
-		return nil
-	}
-	m := b.s.m
-	for i := range b.tns {
-		if p := &bs.q[i]; p.pt != nil {
-			if err := bs.sec.locate(m, p); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range b.tns {
-		if p := &bs.q[i]; p.pt != nil {
-			p.first = m.At(int(p.off))
-		}
-	}
-	return nil
 }
 
 // loadCodeEntries, stage 2, turns every index word into its code entry's
@@ -195,22 +158,13 @@ func (b *batch) loadCodeEntries() error {
 	return nil
 }
 
-// readRecords, stage 3, reads every located record of bs's section and
-// notes whether it is the number's.
-func (b *batch) readRecords(bs *batchSection) error {
-	if !bs.on {
-		return nil
-	}
-	for i := range b.tns {
-		p := &bs.q[i]
-		if p.pt == nil {
-			continue
-		}
-		w, ok, err := bs.sec.read(b.s.m, p)
-		if err != nil {
+// findAll, stage 3, searches every number's bucket in section i.
+func (b *batch) findAll(i int) error {
+	sec, q, m := &b.s.num[i], &b.q[i], b.s.b
+	for j := range b.tns {
+		if err := sec.find(m, &q[j]); err != nil {
 			return err
 		}
-		p.w, p.hit = w, ok
 	}
 	return nil
 }
@@ -219,14 +173,14 @@ func (b *batch) readRecords(bs *batchSection) error {
 // hits point at.
 func (b *batch) touchDictionaries() {
 	s, sink := b.s, b.sink
-	for i := range b.tns {
-		if p := &b.ported.q[i]; p.hit {
-			if pi := s.ported.field(p.w, 0); pi < uint64(len(s.pairs)) {
+	for j := range b.tns {
+		if p := &b.q[numPorted][j]; p.hit {
+			if pi := s.num[numPorted].field(p.w, 0); pi < uint64(len(s.pairs)) {
 				sink ^= byte(s.pairs[pi].ActivatedAt)
 			}
 		}
-		if p := &b.messaging.q[i]; p.hit {
-			if ti := s.messaging.field(p.w, 0); ti < uint64(len(s.msgTuples)) {
+		if p := &b.q[numMessaging][j]; p.hit {
+			if ti := s.num[numMessaging].field(p.w, 0); ti < uint64(len(s.msgTuples)) {
 				sink ^= byte(len(s.msgTuples[ti].Provider))
 			}
 		}
@@ -239,7 +193,7 @@ func (b *batch) touchDictionaries() {
 func (b *batch) loadThousands() error {
 	m, bi, sink := b.s.m, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
-		if b.code[i] == 0 || b.lazy && b.ported.q[i].hit {
+		if b.code[i] == 0 || b.lazy && b.q[numPorted][i].hit {
 			continue // no code entry, or a ported number whose block is not read
 		}
 		var gb [4]byte
@@ -257,29 +211,23 @@ func (b *batch) loadThousands() error {
 // decode, stage 4, fills out from what the stages loaded, now in cache.
 func (b *batch) decode(out []Record) error {
 	s := b.s
-	for i, tn := range b.tns {
-		r := &out[i]
+	for j, tn := range b.tns {
+		r := &out[j]
 		*r = Record{Number: tn}
 		if !inNANP(tn) {
 			continue
 		}
-		if b.ported.on && !s.portedFromOverlay(tn, &r.Ported) && b.ported.q[i].hit {
-			if err := s.portedFrom(b.ported.q[i].w, &r.Ported); err != nil {
-				return err
-			}
+		var q [numSectionCount]probe
+		for i := range q {
+			q[i] = b.q[i][j]
+		}
+		if err := s.decode(tn, b.f, &q, r); err != nil {
+			return err
 		}
 		if !b.lazy || !r.Ported.OK {
 			if err := s.readBlock(tn/10000000, tn%10000000, &r.Block); err != nil {
 				return err
 			}
-		}
-		if q := &b.messaging.q[i]; q.hit {
-			if err := s.messagingFrom(q.w, &r.Messaging); err != nil {
-				return err
-			}
-		}
-		if err := s.decodeRest(nil, &b.cnam.q[i], &b.trust.q[i], r); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -2,8 +2,6 @@ package format
 
 import (
 	"sync/atomic"
-
-	"golang.org/x/exp/mmap"
 )
 
 // mapping is one mapped table file, shared by the snapshots made from it (an
@@ -20,7 +18,7 @@ import (
 // reader that increments after it sees "retired" and backs out without
 // touching the mapping.
 type mapping struct {
-	m       *mmap.ReaderAt
+	m       *region
 	refs    [refShards]refShard
 	retired atomic.Bool
 	closed  atomic.Bool

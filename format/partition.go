@@ -39,6 +39,9 @@ type partitioned[T any] struct {
 	held  *int64
 	codec *rowCodec[T]
 	spill *spillFile
+	// lo and hi are the smallest nonzero and the largest value of each
+	// record field over the rows added, to size the fields.
+	lo, hi fieldValues
 }
 
 func (p *partitioned[T]) add(tn nanp.Number, line int, v T) {
@@ -56,6 +59,7 @@ func (p *partitioned[T]) add(tn nanp.Number, line int, v T) {
 			*p.held += int64(n * p.codec.memSize)
 		}
 	}
+	p.observe(v)
 	last := &chunks[len(chunks)-1]
 	*last = append(*last, entry[T]{rem: uint32(uint64(tn) % 10000000), line: uint32(line), v: v})
 	p.n++
@@ -102,4 +106,22 @@ func (p *partitioned[T]) take(npa int) ([]entry[T], error) {
 		return cmp.Compare(a.line, b.line)
 	})
 	return out, nil
+}
+
+// observe widens the field ranges to v's values.
+func (p *partitioned[T]) observe(v T) {
+	vals := p.codec.vals(v)
+	for i, x := range vals {
+		if x != 0 && (p.lo[i] == 0 || x < p.lo[i]) {
+			p.lo[i] = x
+		}
+		p.hi[i] = max(p.hi[i], x)
+	}
+}
+
+func (p *partitioned[T]) ranges() (lo, hi fieldValues) { return p.lo, p.hi }
+
+// addValues adds tn's row given by its record field values.
+func (p *partitioned[T]) addValues(tn uint64, v *fieldValues) {
+	p.add(nanp.Number(tn), 0, p.codec.fromVals(v))
 }

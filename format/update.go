@@ -475,7 +475,7 @@ func (db *DB) swap(upTo uint64) error {
 	if db.cfg.readOnly && upTo > 0 {
 		return ErrReadOnly
 	}
-	ns, err := openSnapshot(db.path, db.cfg.verify && upTo == 0)
+	ns, err := openSnapshot(db.path, db.cfg.verify && upTo == 0, db.cfg.hugePages)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/lnpdb/lnpdb/internal/mphf"
 )
 
 // Verify reads the whole file and checks every section's checksum and every
@@ -43,17 +42,8 @@ func (s *snapshot) verify() error {
 	if err := s.verifyBlocks(); err != nil {
 		return err
 	}
-	checks := []struct {
-		sec   *numSection
-		check func(w window) bool
-	}{
-		{&s.ported, func(w window) bool { return s.ported.field(w, 0) < uint64(len(s.pairs)) }},
-		{&s.messaging, func(w window) bool { return s.messaging.field(w, 0) < uint64(len(s.msgTuples)) }},
-		{&s.cnam, func(w window) bool { return s.cnam.field(w, 0) < s.names.names }},
-		{&s.trustSec, func(w window) bool { return s.trustSec.field(w, 0) < uint64(len(SpamTypes)) }},
-	}
-	for _, c := range checks {
-		if err := s.verifyNumSection(c.sec, c.check); err != nil {
+	for i := range numSpecs {
+		if err := s.verifyNumSection(&s.num[i], &numSpecs[i]); err != nil {
 			return err
 		}
 	}
@@ -97,16 +87,23 @@ func (s *snapshot) zeros(from, to uint64) error {
 	return nil
 }
 
-// verifyNumSection checks every record of a per-number section: its key is
-// where the partition's perfect hash puts it, and its fields point inside
-// their dictionaries. Partitions are checked in parallel, each read in one
-// piece; the error reported is that of the first damaged partition, so the
-// answer does not depend on scheduling.
-func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) error {
+// verifyNumSection checks every bucket and entry of a per-number section
+// (see verifyPartition) and the slack after its last bucket. Partitions
+// are checked in parallel; the error reported is that of the first
+// damaged partition, so the answer does not depend on scheduling.
+func (s *snapshot) verifyNumSection(sec *numSection, spec *numSpec) error {
+	slack := make([]byte, bucketSlack)
+	e := s.dir[sec.id]
+	if _, err := s.m.ReadAt(slack, int64(e.offset+e.length)-bucketSlack); err != nil {
+		return corrupt(sec.id, "%v", err)
+	}
+	if !allZero(s.b[e.offset+numTableEnd:e.offset+sec.area]) || !allZero(slack) {
+		return corrupt(sec.id, "padding or slack is not zero")
+	}
 	errs := make([]error, partitions)
 	next := make(chan int, partitions)
 	for npa := range partitions {
-		if sec.parts[npa].p.N > 0 {
+		if sec.parts[npa].n > 0 {
 			next <- npa
 		}
 	}
@@ -114,9 +111,9 @@ func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) er
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			var recs []byte
+			var buf []byte
 			for npa := range next {
-				recs, errs[npa] = s.verifyPartition(sec, npa, check, recs)
+				buf, errs[npa] = s.verifyPartition(sec, spec, npa, buf)
 			}
 		})
 	}
@@ -129,25 +126,93 @@ func (s *snapshot) verifyNumSection(sec *numSection, check func(window) bool) er
 	return nil
 }
 
-func (s *snapshot) verifyPartition(sec *numSection, npa int, check func(window) bool, recs []byte) ([]byte, error) {
-	pt := &sec.parts[npa]
-	hb := make([]byte, pt.p.Size())
-	if _, err := s.m.ReadAt(hb, pt.pilots-int64(pt.p.PilotsOffset())); err != nil {
-		return recs, corrupt(sec.id, "NPA %03d: %v", npa, err)
-	}
-	t, err := mphf.Decode(hb)
-	if err != nil {
-		return recs, corrupt(sec.id, "NPA %03d: %v", npa, err)
-	}
-	return s.partitionRecords(sec, npa, recs, func(slot, rem uint64, w window) error {
-		if rem >= 10000000 || t.Lookup(rem) != slot {
-			return corrupt(sec.id, "NPA %03d record %d: key %07d is not where the hash puts it", npa, slot, rem)
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
 		}
-		if !check(w) {
-			return corrupt(sec.id, "NPA %03d record %d: a field points outside its dictionary", npa, slot)
+	}
+	return true
+}
+
+// verifyPartition checks one NPA's table against everything a lookup
+// relies on: each bucket holds at most its slots, with no stray bits;
+// entries are in strictly ascending permuted order, so no key is stored
+// twice; an entry sits in its home bucket or after it; a bucket with room
+// left is never passed over by a later home's entry; a home bucket's
+// overflow flag is set exactly when some of its entries sit further on;
+// the table holds the partition's count; and every entry's fields point
+// inside their dictionaries.
+func (s *snapshot) verifyPartition(sec *numSection, spec *numSpec, npa int, buf []byte) ([]byte, error) {
+	pt := &sec.parts[npa]
+	buf, err := s.partBytes(sec, npa, buf)
+	if err != nil {
+		return buf, err
+	}
+	bad := func(bk uint64, format string, args ...any) error {
+		return corrupt(sec.id, "NPA %03d bucket %d: %s", npa, bk, fmt.Sprintf(format, args...))
+	}
+	var total uint64
+	for bk := range pt.nphys {
+		b := buf[bk*bucketBytes : (bk+1)*bucketBytes]
+		cnt := uint64(b[0] & slotMask)
+		if cnt > pt.slots || b[0]&^(slotMask|overflowFlag) != 0 || b[0]&overflowFlag != 0 && bk >= pt.nb {
+			return buf, bad(bk, "header %#x is not a count of at most %d and a flag", b[0], pt.slots)
+		}
+		used := pt.entryBit(cnt)
+		if used%8 != 0 && b[used/8]>>(used%8) != 0 || !allZero(b[(used+7)/8:]) {
+			return buf, bad(bk, "bits past its %d entries are not zero", cnt)
+		}
+		if bk == pt.nphys-1 && bk >= pt.nb && cnt == 0 {
+			return buf, bad(bk, "an overflow bucket holds nothing")
+		}
+		total += cnt
+	}
+	if total != pt.n {
+		return buf, corrupt(sec.id, "NPA %03d: %d entries, partition says %d", npa, total, pt.n)
+	}
+	var (
+		first              = true
+		lastX, lastBucket  uint64
+		open               = int64(-1) // the last bucket before this one with room left
+		flagged, continued = make([]bool, pt.nb), make([]bool, pt.nb)
+	)
+	err = sec.eachEntry(npa, buf, func(bk, rem, home uint64, w window) error {
+		x := permute(rem - keyBase)
+		if !first && x <= lastX {
+			return bad(bk, "key %07d is out of order", rem)
+		}
+		if bk != lastBucket || first {
+			for b := lastBucket; b < bk; b++ {
+				if uint64(buf[b*bucketBytes]&slotMask) < pt.slots {
+					open = int64(b)
+				}
+			}
+		}
+		if int64(home) <= open {
+			return bad(bk, "key %07d passed over bucket %d, which has room", rem, open)
+		}
+		if bk > home {
+			continued[home] = true
+		}
+		first, lastX, lastBucket = false, x, bk
+		var v fieldValues
+		sec.fields(w, &v)
+		if !spec.check(s, &v) {
+			return bad(bk, "key %07d: a field points outside its dictionary", rem)
 		}
 		return nil
 	})
+	if err != nil {
+		return buf, err
+	}
+	for h := range pt.nb {
+		flagged[h] = buf[h*bucketBytes]&overflowFlag != 0
+		if flagged[h] != continued[h] {
+			return buf, bad(h, "overflow flag %v, but entries continue: %v", flagged[h], continued[h])
+		}
+	}
+	return buf, nil
 }
 
 func (s *snapshot) verifyBlocks() error {

@@ -2,18 +2,17 @@ package format
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
-	"github.com/lnpdb/lnpdb/internal/mphf"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
 
@@ -101,11 +100,12 @@ func (w *Writer) write(ctx context.Context, f vfs.File, opt WriteOptions) error 
 	if err := fw.section(secBlocks, encRaw, w.encodeBlocks(lrnRemap)); err != nil {
 		return err
 	}
-	for _, sec := range w.numSections() {
+	for i := range numSpecs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := sec(ctx, fw, opt.Duplicate); err != nil {
+		spec := &numSpecs[i]
+		if err := writeNumSection(ctx, fw, spec, spec.rows(w), opt.Duplicate); err != nil {
 			return err
 		}
 	}
@@ -138,34 +138,6 @@ func (w *Writer) meta() meta {
 
 // dupFunc is WriteOptions.Duplicate.
 type dupFunc = func(f Fields, tn uint64, line, first int) error
-
-// numSections returns a writer for each per-number section, in file order:
-// its id, its Fields bit, its record's field widths and how a row fills
-// them.
-func (w *Writer) numSections() []func(context.Context, *fileWriter, dupFunc) error {
-	return []func(context.Context, *fileWriter, dupFunc) error{
-		numSpec(secPorted, FieldPorted, &w.ported,
-			[]uint{widthFor(len(w.pairs.list)), 32},
-			func(v portedRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.pair), uint64(v.act)} }),
-		numSpec(secMessaging, FieldMessaging, &w.messaging,
-			[]uint{widthFor(len(w.msgTuples.list))},
-			func(v messagingRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.tuple)} }),
-		numSpec(secCNAM, FieldCNAM, &w.cnam,
-			[]uint{widthFor(len(w.names.list))},
-			func(v cnamRow) [maxFields]uint64 { return [maxFields]uint64{uint64(v.name)} }),
-		numSpec(secTrust, FieldTrust, &w.trust,
-			[]uint{3, uint(max(1, bits.Len32(w.maxComplaints))), 32, 32},
-			func(v trustRow) [maxFields]uint64 {
-				return [maxFields]uint64{uint64(v.spam), uint64(v.complaints), uint64(v.first), uint64(v.last)}
-			}),
-	}
-}
-
-func numSpec[T any](id string, field Fields, p *partitioned[T], widths []uint, payload func(T) [maxFields]uint64) func(context.Context, *fileWriter, dupFunc) error {
-	return func(ctx context.Context, fw *fileWriter, dup dupFunc) error {
-		return writeNumSection(ctx, fw, id, field, p, widths, payload, dup)
-	}
-}
 
 func (w *Writer) encodeBlocks(lrnRemap []uint32) []byte {
 	// Walk codes in number order: the same source gives the same bytes.
@@ -254,12 +226,12 @@ func (w *Writer) writeNames(fw *fileWriter) error {
 	return nil
 }
 
-// builtPart is one partition, hashed and packed.
+// builtPart is one partition's table, placed and packed.
 type builtPart struct {
-	hash, recs []byte
-	n          int
-	dups       []dup
-	err        error
+	buckets []byte
+	pt      part
+	dups    []dup
+	err     error
 }
 
 type dup struct {
@@ -267,30 +239,38 @@ type dup struct {
 	line, first int
 }
 
-// writeNumSection writes a per-number section: partitions are hashed and
-// packed in parallel and written in NPA order, so the output does not depend
-// on scheduling.
-func writeNumSection[T any](ctx context.Context, w *fileWriter, id string, field Fields, p *partitioned[T], widths []uint, payload func(T) [maxFields]uint64, dup dupFunc) error {
-	layout, err := newLayout(widths...)
+// writeNumSection writes a per-number section: partitions are placed and
+// packed in parallel and written in NPA order, so the output does not
+// depend on scheduling.
+func writeNumSection(ctx context.Context, w *fileWriter, spec *numSpec, src rowSource, dup dupFunc) error {
+	lo, hi := src.ranges()
+	layout, err := layoutFor(spec, lo, hi)
 	if err != nil {
-		return fmt.Errorf("format: section %s: %w", id, err)
+		return fmt.Errorf("format: section %s: %w", spec.id, err)
 	}
 	if err := w.align(); err != nil {
 		return err
 	}
 	// The header and partition table, written now as a placeholder and
-	// again once the partitions' offsets are known.
-	sec := numSectionWriter{w: w, id: id, field: field, dup: dup, start: w.off, table: make([]byte, numHeaderSize+partitions*partEntrySize)}
-	for i, wd := range widths {
-		sec.table[8+i] = byte(wd)
+	// again once the partitions' places are known.
+	sec := numSectionWriter{w: w, spec: spec, dup: dup, start: w.off, table: make([]byte, numTableEnd)}
+	for i := range layout.count {
+		sec.table[8+i] = layout.widths[i]
+		binary.LittleEndian.PutUint32(sec.table[32+4*i:], uint32(layout.bases[i]))
 	}
 	if err := w.write(sec.table); err != nil {
 		return err
 	}
-	if err := p.finishSpill(); err != nil {
+	if pad := (bucketBytes - w.off%bucketBytes) % bucketBytes; pad != 0 {
+		if err := w.write(make([]byte, pad)); err != nil {
+			return err
+		}
+	}
+	sec.area = w.off - sec.start
+	if err := src.finishSpill(); err != nil {
 		return err
 	}
-	parts := buildParts(ctx, p, layout, payload)
+	parts := buildParts(ctx, src, &layout)
 	var firstErr error
 	for i, npa := range parts.npas {
 		r, err := parts.next(ctx, i)
@@ -312,52 +292,54 @@ func writeNumSection[T any](ctx context.Context, w *fileWriter, id string, field
 // numSectionWriter writes one per-number section's partitions and then
 // its header and partition table.
 type numSectionWriter struct {
-	w     *fileWriter
-	id    string
-	field Fields
-	dup   dupFunc
-	start int64  // the section's offset
-	table []byte // header and partition table
-	keys  uint64
+	w       *fileWriter
+	spec    *numSpec
+	dup     dupFunc
+	start   int64  // the section's offset
+	area    int64  // the bucket array's offset from start
+	table   []byte // header and partition table
+	keys    uint64
+	buckets uint64
 }
 
-// part writes partition npa's hash and records, after reporting its
-// duplicates.
+// part writes partition npa's buckets, after reporting its duplicates.
 func (sec *numSectionWriter) part(npa int, r *builtPart) error {
 	if r.err != nil {
-		return fmt.Errorf("format: section %s, NPA %03d: %w", sec.id, npa, r.err)
+		return fmt.Errorf("format: section %s, NPA %03d: %w", sec.spec.id, npa, r.err)
 	}
 	for _, d := range r.dups {
 		if sec.dup == nil {
-			return fmt.Errorf("format: section %s: %s listed twice", sec.id, nanp.Number(d.tn))
+			return fmt.Errorf("format: section %s: %s listed twice", sec.spec.id, nanp.Number(d.tn))
 		}
-		if err := sec.dup(sec.field, d.tn, d.line, d.first); err != nil {
+		if err := sec.dup(sec.spec.field, d.tn, d.line, d.first); err != nil {
 			return err
 		}
 	}
+	if r.pt.n == 0 {
+		return nil // every row was a duplicate of another
+	}
 	w := sec.w
 	pe := sec.table[numHeaderSize+npa*partEntrySize:]
-	if err := w.align(); err != nil {
-		return err
-	}
 	binary.LittleEndian.PutUint64(pe, uint64(w.off-sec.start))
-	if err := w.write(r.hash); err != nil {
-		return err
-	}
-	if err := w.align(); err != nil {
-		return err
-	}
-	binary.LittleEndian.PutUint64(pe[8:], uint64(w.off-sec.start))
-	binary.LittleEndian.PutUint32(pe[16:], uint32(r.n))
-	sec.keys += uint64(r.n)
-	return w.write(r.recs)
+	binary.LittleEndian.PutUint32(pe[8:], uint32(r.pt.n))
+	binary.LittleEndian.PutUint32(pe[12:], uint32(r.pt.nb))
+	binary.LittleEndian.PutUint32(pe[16:], uint32(r.pt.nphys))
+	pe[20] = byte(r.pt.dbits)
+	sec.keys += r.pt.n
+	sec.buckets += r.pt.nphys
+	return w.write(r.buckets)
 }
 
-// finish writes the header and partition table over the placeholder and
-// adds the section to the directory.
+// finish writes the slack after the last bucket, the header and partition
+// table over the placeholder, and adds the section to the directory.
 func (sec *numSectionWriter) finish() error {
 	w := sec.w
+	if err := w.write(make([]byte, bucketSlack)); err != nil {
+		return err
+	}
 	binary.LittleEndian.PutUint64(sec.table, sec.keys)
+	binary.LittleEndian.PutUint64(sec.table[16:], uint64(sec.area))
+	binary.LittleEndian.PutUint64(sec.table[24:], sec.buckets)
 	if err := w.bw.Flush(); err != nil {
 		return err
 	}
@@ -368,11 +350,11 @@ func (sec *numSectionWriter) finish() error {
 	if err != nil {
 		return err
 	}
-	w.dir = append(w.dir, dirEntry{id: sec.id, encoding: encRaw, offset: uint64(sec.start), length: uint64(w.off - sec.start), checksum: sum})
+	w.dir = append(w.dir, dirEntry{id: sec.spec.id, encoding: encRaw, offset: uint64(sec.start), length: uint64(w.off - sec.start), checksum: sum})
 	return nil
 }
 
-// builtParts delivers a collection's partitions, hashed and packed on
+// builtParts delivers a collection's partitions, placed and packed on
 // every core, in NPA order.
 type builtParts struct {
 	npas    []int            // the partitions with rows, in order
@@ -380,10 +362,10 @@ type builtParts struct {
 	tokens  chan struct{}    // bound the partitions built ahead of the writer
 }
 
-func buildParts[T any](ctx context.Context, p *partitioned[T], layout numLayout, payload func(T) [maxFields]uint64) *builtParts {
+func buildParts(ctx context.Context, src rowSource, layout *numLayout) *builtParts {
 	bp := &builtParts{}
 	for npa := range partitions {
-		if p.has(npa) {
+		if src.has(npa) {
 			bp.npas = append(bp.npas, npa)
 		}
 	}
@@ -408,7 +390,7 @@ func buildParts[T any](ctx context.Context, p *partitioned[T], layout numLayout,
 	for range workers {
 		go func() {
 			for i := range next {
-				bp.results[i] <- buildPart(p, bp.npas[i], layout, payload)
+				bp.results[i] <- src.build(bp.npas[i], layout)
 			}
 		}()
 	}
@@ -427,7 +409,9 @@ func (bp *builtParts) next(ctx context.Context, i int) (builtPart, error) {
 	}
 }
 
-func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func(T) [maxFields]uint64) builtPart {
+// build takes partition npa's rows, drops duplicates (the first row of a
+// number wins) and places and packs the rest.
+func (p *partitioned[T]) build(npa int, layout *numLayout) builtPart {
 	rows, err := p.take(npa)
 	var r builtPart
 	if err != nil {
@@ -447,31 +431,24 @@ func buildPart[T any](p *partitioned[T], npa int, layout numLayout, payload func
 		}
 		kept = append(kept, e)
 	}
-	keys := make([]uint64, len(kept))
-	for i, e := range kept {
-		keys[i] = uint64(e.rem)
-	}
-	t, err := mphf.Build(keys, uint64(npa))
-	if err != nil {
-		r.err = err
+	if len(kept) == 0 {
 		return r
 	}
-	order := make([]uint32, len(kept))
-	for i, k := range keys {
-		order[t.Lookup(k)] = uint32(i)
+	type keyed struct {
+		x uint64
+		i uint32
 	}
-	keys = nil
-	bw := bitWriter{buf: make([]byte, 0, layout.recordBytes(uint64(len(kept))))}
-	for _, i := range order {
-		e := &kept[i]
-		bw.put(uint64(e.rem)-keyBase, keyBits)
-		v := payload(e.v)
-		for f := 0; f < maxFields && layout.widths[f] != 0; f++ {
-			bw.put(v[f], uint(layout.widths[f]))
-		}
+	ks := make([]keyed, len(kept))
+	for i, e := range kept {
+		ks[i] = keyed{permute(uint64(e.rem) - keyBase), uint32(i)}
 	}
-	r.hash = t.AppendBinary(nil)
-	r.recs = bw.finish()
-	r.n = len(kept)
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.x, b.x) })
+	xs := make([]uint64, len(ks))
+	for i, k := range ks {
+		xs[i] = k.x
+	}
+	pt, place := planTable(xs, layout.payload)
+	r.buckets = packTable(&pt, xs, place, layout, func(i int) fieldValues { return p.codec.vals(kept[ks[i].i].v) })
+	r.pt = pt
 	return r
 }

@@ -49,8 +49,6 @@ type Writer struct {
 	cnam      partitioned[cnamRow]
 	trust     partitioned[trustRow]
 
-	maxComplaints uint32 // over every trust row, to size the field
-
 	// Ported rows and the other sides' rows each have a budget, so that
 	// the two sides never touch each other's (spill.go).
 	portedSpill, otherSpill budget
@@ -212,7 +210,6 @@ func (w *Writer) AddTrust(tn uint64, line int, t Trust) error {
 	if st < 0 {
 		return fmt.Errorf("%w %q", ErrSpamType, t.SpamType)
 	}
-	w.maxComplaints = max(w.maxComplaints, t.Complaints)
 	w.trust.add(nanp.Number(tn), line, trustRow{spam: uint8(st), complaints: t.Complaints, first: uint32(t.FirstReported), last: uint32(t.LastReported)})
 	return w.otherSpill.check()
 }
