@@ -30,10 +30,16 @@
 // # Performance
 //
 // Open reads the header, the directory and the small dictionaries; its cost
-// does not depend on how many numbers the table holds. A lookup of a ported
-// number costs one hash, one read of a pilot byte and one read of a record —
-// two dependent memory accesses — plus a read of the block data, and
-// allocates nothing. GetMany overlaps the memory accesses of many numbers.
+// does not depend on how many numbers the table holds. A lookup of a
+// per-number section computes its bucket from the number alone and reads
+// that one 64-byte cache line (the next one too for the few numbers whose
+// bucket overflowed); the lines of several sections are independent loads
+// the CPU overlaps. The block data (a few MB) and the decoded dictionaries
+// stay in the CPU caches. Lookups allocate nothing. GetMany computes every
+// address of a batch first and touches them all before it searches any,
+// so the memory accesses of many numbers are in flight together.
+// WithHugePages holds the table in huge pages, which saves the TLB misses
+// of random reads over a large table.
 //
 // # File layout
 //
@@ -43,7 +49,8 @@
 // Header, 64 bytes:
 //
 //	[0,8)   magic "LNPDB\r\n\x1a"
-//	[8,10)  format version, 2
+//	[8,10)  format version, 3 (a file of another version is refused
+//	        with ErrFormat, naming both versions)
 //	[10,12) flags, 0
 //	[12,16) number of sections S
 //	[16,24) offset of the directory, 64
@@ -89,39 +96,62 @@
 //	                distinct messaging records.
 //	BLOCKS    raw   block data, described below.
 //	PORTED    raw   per-number section; fields: pair index into PAIRS,
-//	                activation time (32 bits, unix seconds, 0 unknown).
+//	                activation time (unix seconds, 0 unknown; a time
+//	                field, below).
 //	MSGRECS   raw   per-number section; field: tuple index into MSGTUPLE.
 //	CNAM      raw   per-number section; field: name index into CNAMNAME.
-//	TRUST     raw   per-number section; fields: spam type (3 bits: NONE,
-//	                SPAM, SCAM, ROBOCALL, TELEMARKETER), complaint count,
-//	                first reported, last reported (32 bits each, unix
-//	                seconds, 0 none).
+//	TRUST     raw   per-number section; fields: spam type (an index into
+//	                NONE, SPAM, SCAM, ROBOCALL, TELEMARKETER), complaint
+//	                count, first reported, last reported (time fields).
 //	CNAMNAME  raw   the distinct caller names in zstd chunks, below.
 //
-// A per-number section is partitioned by NPA. It starts with a 32-byte
-// header — u64 number of records, then 8 bytes giving the bit width of each
-// payload field in order (0 ends the list), then 16 zero bytes — and a
-// partition table of 1000 entries of 24 bytes indexed by NPA: u64 offset of
-// the partition's hash, u64 offset of its records (both from the section
-// start), u32 record count n, u32 zero. An empty partition is all zeros.
+// A per-number section is a hash table per NPA of 64-byte buckets. It
+// starts with a 64-byte header:
 //
-// A partition's hash is a minimal perfect hash over the numbers' remainders
-// within the NPA (NXX*10000 + line, below 10^7): 32-byte header (u64 n, u64
-// buckets B, u64 slots M, u64 seed), B pilot bytes, then (M-n) u32 remap
-// entries. For a key k: h = xxhash64 of k's 8 little-endian bytes with the
-// seed mixed in; bucket and slot are computed from h and the bucket's pilot
-// exactly as package internal/mphf documents (Params.Hash, Params.Bucket,
-// Params.Slot); a slot s >= n is replaced by remap[s-n]. The record at that
-// slot belongs to k only if its stored key equals k: a number that is not in
-// the section lands on some other number's record and is rejected there.
+//	[0,8)   u64 number of records
+//	[8,16)  the bit width of each record field in order (1-64; 0 ends
+//	        the list)
+//	[16,24) u64 offset of the bucket array from the section's start
+//	[24,32) u64 number of buckets in the array
+//	[32,64) a u32 base per field: 0 for a plain field; for a time field
+//	        the earliest nonzero time, and the field then stores t as
+//	        t - base + 1 (0 stays 0, unknown)
 //
-// Records are n fixed-width records packed as a little-endian bit stream:
-// record i occupies bits [i*W, (i+1)*W) where W = 23 + the field widths
-// (at most 128). The first 23 bits are the key, stored as the remainder
-// less 2,000,000 (an NXX is 200-999, so the remainder is 2,000,000 to
-// 9,999,999); the fields follow in order.
-// Bit j of the stream is bit j%8 of byte j/8. 17 zero bytes follow the last
-// record so that a reader may load 17 bytes at any record start.
+// then a partition table of 1000 entries of 24 bytes indexed by NPA: u64
+// offset of the partition's first bucket from the section start, u32 keys
+// n, u32 home buckets B, u32 buckets P (B and the overflow buckets after
+// them), u8 displacement bits D, 3 zero bytes. An empty partition is all
+// zeros; the partitions' buckets follow each other in NPA order. Zero bytes
+// pad the table to the next 64-byte boundary of the file (the bucket
+// array's offset), and 64 zero bytes follow the last bucket.
+//
+// A number's key is its remainder within the NPA (NXX*10000 + line) less
+// 2,000,000, below 2^23, and its permuted key x is perm(key), a bijection
+// on [0, 2^23), in 23-bit arithmetic (multiplications modulo 2^23):
+//
+//	k *= 0x51e995; k ^= k >> 12; k *= 0x073593; k ^= k >> 11
+//
+// Its home bucket is h = x*B >> 23, so that bucket h holds the permuted
+// keys from start(h) = ceil(h*2^23/B) to start(h+1)-1, and an entry stores
+// only x - start(h), in R bits, R = max(1, the bit length of
+// ceil(2^23/B) - 1). An entry is W = R + D + F bits, F the sum of the
+// field widths: the
+// offset x - start(h), then the displacement d (the entry's bucket less
+// its home bucket) in D bits, then the fields in order. A bucket holds
+// S = min(63, floor(504/W)) entries: its first byte counts them (bits 0-5)
+// and has bit 7 set when entries whose home it is sit in later buckets;
+// entry i occupies bits [8 + i*W, 8 + (i+1)*W) of the bucket, bit j being
+// bit j%8 of byte j/8; all bits after the last entry are zero.
+//
+// Entries are in ascending order of x through the partition's buckets, and
+// each sits in the first bucket, from its home on, with room: a bucket with
+// room left is never passed over. A lookup therefore reads bucket h and
+// takes the entry with offset x - start(h) and displacement 0; if none
+// matches and bit 7 is clear, the number has no record. If it is set, it
+// reads buckets h+1, h+2, …, taking the entry with displacement d in
+// bucket h+d, and stops at a bucket that is not full or holds an entry
+// whose home is after h. Every bit of the key is compared, so a number not
+// in the section never gets a record.
 //
 // BLOCKS stores entries for assigned codes only: a directory of 1000 u32
 // (NPA → index of its code index, 0xFFFFFFFF none); u32 code indexes N, u32

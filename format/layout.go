@@ -74,6 +74,9 @@ func decodeHeader(b []byte, size int64) (header, error) {
 		return h, fmt.Errorf("%w: not an lnpdb table (bad magic %q)", ErrFormat, b[:8])
 	}
 	if v := binary.LittleEndian.Uint16(b[8:]); v != version {
+		if v < version {
+			return h, fmt.Errorf("%w: file format version %d, this reader knows version %d: rebuild the table from its source (lnpdb build)", ErrFormat, v, version)
+		}
 		return h, fmt.Errorf("%w: file format version %d, this reader knows version %d", ErrFormat, v, version)
 	}
 	if got, want := xxhash.Sum64(b[:56]), binary.LittleEndian.Uint64(b[56:]); got != want {

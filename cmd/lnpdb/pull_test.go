@@ -170,7 +170,7 @@ func TestServeDBURL(t *testing.T) {
 	require.NoError(t, os.WriteFile(f.table+".bad", bad, 0o644))
 	require.NoError(t, os.Rename(f.table+".bad", f.table))
 	require.Eventually(t, func() bool { return status().Pull.LastResult == "failed" }, 10*time.Second, 20*time.Millisecond)
-	assert.Contains(t, status().Pull.LastError, "checksum mismatch")
+	assert.Contains(t, status().Pull.LastError, "corrupt table")
 	assert.Equal(t, "alt", stateOf(f.probes[0]))
 	fileIs(t, nodeTable, alt)
 	onlyTable(t, nodeTable)

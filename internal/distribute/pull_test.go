@@ -244,7 +244,7 @@ func TestPullRefusesBadTables(t *testing.T) {
 		want string
 	}{
 		"truncated table":     {staticOrigin(t, table[:len(table)/2], `"t"`).URL, "not a valid table"},
-		"one bit wrong":       {staticOrigin(t, flipped, `"f"`).URL, "checksum mismatch"},
+		"one bit wrong":       {staticOrigin(t, flipped, `"f"`).URL, "corrupt table"},
 		"an error page":       {staticOrigin(t, []byte("<html>gateway timeout</html>"), `"e"`).URL, "not a valid table"},
 		"truncated zstd":      {staticOrigin(t, z[:len(z)/2], `"z"`).URL + "/us.lnpdb.zst", "unexpected EOF"},
 		"not zstd":            {staticOrigin(t, table, `"n"`).URL + "/us.lnpdb.zst", "magic number mismatch"},
