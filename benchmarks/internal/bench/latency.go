@@ -128,7 +128,7 @@ func (r *Results) LatencyTargets() []LatencyTarget {
 		if mem > 0.25 {
 			v = "**not met**"
 		}
-		return fmt.Sprintf("%s faster; %.0f %% of its memory", s, 100*mem), v
+		return fmt.Sprintf("%s (map's time over lnpdb's, IQR %s–%s); %.0f %% of its memory", faster(s.Median), x(s.Q1), x(s.Q3), 100*mem), v
 	})
 	floorRow("/lookup-full-dep/1", "`lrn.Lookup` enhanced + messaging, dependent latency", 1.5)
 	add("`lrn.LookupMany`, per number (batches of 1024)", "≤ 0.25× floor, and ≥ 4× the loop", func(sys string) (string, string) {
@@ -171,7 +171,7 @@ func (q QueryInfo) MixSentence() string {
 	var vac string
 	switch q.MixName() {
 	case MixProbe:
-		vac = fmt.Sprintf("%d in vacant NPA-NXX codes of populated NPAs (NPAs holding ported numbers: %d of them), so that every query probes the table", q.MissVacant, q.VacantPopulated)
+		vac = fmt.Sprintf("%d in vacant NPA-NXX codes of populated NPAs (NPAs that hold ported numbers; %d counted there), so that every query probes the table", q.MissVacant, q.VacantPopulated)
 	default:
 		vac = fmt.Sprintf("%d in vacant NPA-NXX codes drawn anywhere in the NANP", q.MissVacant)
 		if q.Mix != "" {

@@ -160,7 +160,7 @@ func (r *Results) WriteMarkdown(w io.Writer, png string) {
 
 	configs := r.Configs()
 	p("## Latency targets: one cache line per lookup (%s query mix)\n\n", r.Queries.MixName())
-	p("The targets of table format version 3, beside those above (which they sharpen: dependent latency rather than a loop, and a query mix that probes the table). ")
+	p("The targets of table format version 3, beside those above, which they sharpen: latency of dependent lookups rather than a loop's throughput, judged on the probe query mix (every query probes the table). ")
 	p("Each figure is the median over the %d rounds of a ratio taken within a round, with the interquartile range of those ratios; a target is met or not met only when the whole interquartile range is on one side of it, else it is within the noise. ", r.Runs)
 	p("Columns: the default `format.Open`")
 	for _, v := range r.Variants {
