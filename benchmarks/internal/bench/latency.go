@@ -128,7 +128,7 @@ func (r *Results) LatencyTargets() []LatencyTarget {
 		if mem > 0.25 {
 			v = "**not met**"
 		}
-		return fmt.Sprintf("%s (map's time over lnpdb's, IQR %s–%s); %.0f %% of its memory", faster(s.Median), x(s.Q1), x(s.Q3), 100*mem), v
+		return fmt.Sprintf("%s (map's time over lnpdb's %s); %.0f %% of its memory", faster(s.Median), s, 100*mem), v
 	})
 	floorRow("/lookup-full-dep/1", "`lrn.Lookup` enhanced + messaging, dependent latency", 1.5)
 	add("`lrn.LookupMany`, per number (batches of 1024)", "≤ 0.25× floor, and ≥ 4× the loop", func(sys string) (string, string) {
