@@ -14,6 +14,17 @@
 #
 # Settings, from the environment:
 #   RUNS=10             rounds of every benchmark; figures are medians
+#   MIXES=probe,random-vacant
+#                       query mixes, one harness run each: probe (the vacant
+#                       quarter in vacant codes of NPAs holding ported
+#                       numbers; results/LABEL.*) and random-vacant (vacant
+#                       numbers anywhere; results/LABEL-random-vacant.*)
+#   MIX2_SYSTEMS=lnpdb,map
+#                       systems of every mix after the first (the peers'
+#                       figures hardly depend on the mix)
+#   LNPDB_VARIANTS=default
+#                       lnpdb configurations (bench.Variants), e.g.
+#                       default,verify: each opened once more and timed
 #   BENCHTIME=500ms     time per benchmark per round
 #   SYSTEMS=lnpdb,map,sqlite,redis,bbolt
 #   SKIP='redis=reason' systems not run, with the reason the table gives
@@ -36,6 +47,9 @@ N=${1:?usage: run.sh PORTED_NUMBERS   e.g. run.sh 1000000}
 RUNS=${RUNS:-10}
 BENCHTIME=${BENCHTIME:-500ms}
 SYSTEMS=${SYSTEMS:-lnpdb,map,sqlite,redis,bbolt}
+MIXES=${MIXES:-probe,random-vacant}
+MIX2_SYSTEMS=${MIX2_SYSTEMS:-lnpdb,map}
+LNPDB_VARIANTS=${LNPDB_VARIANTS:-default}
 SKIP=${SKIP:-}
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-20m}
 QUERIES=${QUERIES:-1048576}
@@ -130,15 +144,29 @@ if wants redis; then
 fi
 
 mkdir -p "$results"
-log "harness: $RUNS runs × ${BENCHTIME} per benchmark"
-GOMEMLIMIT=${GOMEMLIMIT:-$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 * 0.45 }' /proc/meminfo)} \
-	timeout "${HARNESS_TIMEOUT:-4h}" "$work/bin/lnpdb-bench" \
-	-src "$work/src" -table "$work/table.lnpdb" -work "$work" -redis "$redis_addr" \
-	-out "$results/$label.json" -label "$label" -seed "$SEED" \
-	-runs "$RUNS" -benchtime "$BENCHTIME" -queries "$QUERIES" \
-	-systems "$SYSTEMS" -skip "$SKIP" -load-timeout "$LOAD_TIMEOUT" \
-	-build-info "$work/build-info.json"
-
-"$work/bin/lnpdb-report" -in "$results/$label.json" -md "$results/$label.md" -png "$results/$label.png"
+first=1
+IFS=, read -ra mixes <<<"$MIXES"
+for mix in "${mixes[@]}"; do
+	systems=$SYSTEMS
+	if (( ! first )); then
+		systems=
+		for s in ${SYSTEMS//,/ }; do
+			if [[ ",$MIX2_SYSTEMS," == *",$s,"* ]]; then systems+=${systems:+,}$s; fi
+		done
+	fi
+	first=0
+	name=$label
+	[[ $mix == probe ]] || name=$label-$mix
+	log "harness, $mix query mix ($systems): $RUNS runs × ${BENCHTIME} per benchmark"
+	GOMEMLIMIT=${GOMEMLIMIT:-$(awk '/MemAvailable/ { printf "%.0f", $2 * 1024 * 0.45 }' /proc/meminfo)} \
+		timeout "${HARNESS_TIMEOUT:-4h}" "$work/bin/lnpdb-bench" \
+		-src "$work/src" -table "$work/table.lnpdb" -work "$work" -redis "$redis_addr" \
+		-out "$results/$name.json" -label "$label" -seed "$SEED" -mix "$mix" \
+		-runs "$RUNS" -benchtime "$BENCHTIME" -queries "$QUERIES" \
+		-systems "$systems" -skip "$SKIP" -load-timeout "$LOAD_TIMEOUT" \
+		-lnpdb-variants "$LNPDB_VARIANTS" -build-info "$work/build-info.json"
+	"$work/bin/lnpdb-report" -in "$results/$name.json" -md "$results/$name.md" -png "$results/$name.png"
+	log "wrote $results/$name.md, $name.png, $name.json"
+done
 "$work/bin/lnpdb-report" -summary "$results/summary.md" "$results"/*.json
-log "wrote $results/$label.md, $label.png, $label.json and summary.md"
+log "wrote $results/summary.md"

@@ -6,9 +6,10 @@
 //	dipload pdb -addr 127.0.0.1:5574 -src DIR [-d 10s] [-clients 4] [-window 64]
 //	dipload lookup -db us.lnpdb -src DIR [-d 5s]
 //
-// The queries are the side-by-side benchmarks' mix (bench.MakeQueries): half
-// ported numbers, a quarter unported numbers in assigned codes, a quarter
-// numbers in vacant codes, shuffled.
+// The queries are the side-by-side benchmarks' random-vacant mix
+// (bench.MakeQueries with bench.MixRandomVacant, the mix of the published dip
+// results): half ported numbers, a quarter unported numbers in assigned
+// codes, a quarter numbers in vacant codes anywhere, shuffled.
 package main
 
 import (
@@ -66,7 +67,7 @@ func makeQueries(src string, n int) (*bench.Queries, error) {
 	if err := bench.SortRecs(recs); err != nil {
 		return nil, err
 	}
-	return bench.MakeQueries(src, recs, n, 1)
+	return bench.MakeQueries(src, recs, n, 1, bench.MixRandomVacant)
 }
 
 // queries writes sipp.csv (SIPp injection: +1NUMBER per line), dnsperf.txt

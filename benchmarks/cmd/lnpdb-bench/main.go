@@ -45,6 +45,8 @@ func main() {
 		loadTimeout = flag.Duration("load-timeout", 20*time.Minute, "time box for one peer's load; past it the peer is reported as not fitting")
 		buildJSON   = flag.String("build-info", "", "JSON with the script's gen and build figures (gen_seconds, gen_bytes, build_seconds, build_peak_rss_bytes)")
 		seed        = flag.Int64("seed", 1, "the gen seed (recorded) and the query seed")
+		mix         = flag.String("mix", bench.MixProbe, "query mix: "+strings.Join(bench.Mixes, " or ")+" (where the vacant quarter is drawn: vacant codes of NPAs holding ported numbers, or anywhere)")
+		variants    = flag.String("lnpdb-variants", "default", "lnpdb configurations, comma-separated: default (always timed) and any of "+variantNames()+", each the table opened once more with its Open options and timed on one goroutine")
 	)
 	flag.Parse()
 	if *src == "" || *table == "" || *out == "" || *work == "" {
@@ -75,6 +77,16 @@ func main() {
 			delete(want, name)
 		}
 	}
+	for v := range strings.SplitSeq(*variants, ",") {
+		switch v = strings.TrimSpace(v); {
+		case v == "default" || v == "":
+		case bench.Variants[v] != nil:
+			h.variants = append(h.variants, v)
+		default:
+			fatal(fmt.Errorf("-lnpdb-variants: no configuration %q (there are default, %s)", v, variantNames()))
+		}
+	}
+	h.mix = *mix
 	if err := h.run(want, *src, *table, *work, *redisAddr, *nq, *sample, *runs, *loadTimeout, uint64(*seed)); err != nil {
 		fatal(err)
 	}
@@ -97,7 +109,18 @@ func fatal(err error) {
 }
 
 type harness struct {
-	res *bench.Results
+	res      *bench.Results
+	mix      string
+	variants []string
+}
+
+func variantNames() string {
+	var names []string
+	for v := range bench.Variants {
+		names = append(names, v)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 func logf(format string, args ...any) {
@@ -126,12 +149,13 @@ func (h *harness) run(want map[string]bool, src, table, work, redisAddr string, 
 		return err
 	}
 	r.SortSeconds = t.Seconds()
-	q, err := bench.MakeQueries(src, recs, nq, seed)
+	q, err := bench.MakeQueries(src, recs, nq, seed, h.mix)
 	if err != nil {
 		return err
 	}
-	r.Queries = bench.QueryInfo{Count: q.Len(), Hits: q.Hits, MissAssigned: q.MissAssigned, MissVacant: q.MissVacant}
-	logf("%d queries: %d hits, %d assigned unported, %d vacant", q.Len(), q.Hits, q.MissAssigned, q.MissVacant)
+	r.Queries = bench.QueryInfo{Mix: q.Mix, Count: q.Len(), Hits: q.Hits, MissAssigned: q.MissAssigned, MissVacant: q.MissVacant, VacantPopulated: q.VacantPopulated}
+	logf("%d queries (mix %s): %d hits, %d assigned unported, %d vacant (%d of them in NPAs holding ported numbers)",
+		q.Len(), q.Mix, q.Hits, q.MissAssigned, q.MissVacant, q.VacantPopulated)
 
 	systems := map[string]bench.System{}
 	var cases []bench.Case
@@ -169,6 +193,18 @@ func (h *harness) run(want map[string]bool, src, table, work, redisAddr string, 
 	logf("lnpdb: %d bytes (%.2f B/number), Open %.0f µs", info.Size, r.LNPDB.BytesPerPorted, openNs/1e3)
 	if want["lnpdb"] {
 		cases = append(cases, bench.LNPDBCases(l.DB, q)...)
+	}
+	for _, v := range h.variants {
+		lv, err := bench.ReopenLNPDB(table, bench.Variants[v]...)
+		if err != nil {
+			return fmt.Errorf("lnpdb variant %s: %w", v, err)
+		}
+		defer lv.Close()
+		warm(lv, q)
+		systems[bench.VariantSystem(v)] = lv
+		r.Variants = append(r.Variants, v)
+		cases = append(cases, bench.LNPDBVariantCases(v, lv.DB, q)...)
+		logf("lnpdb variant %s opened", v)
 	}
 
 	// The Go map: the reference answers, so always loaded.

@@ -40,7 +40,7 @@ func TestHarness(t *testing.T) {
 	if err := SortRecs(recs); err != nil {
 		t.Fatal(err)
 	}
-	q, err := MakeQueries(src, recs, 1<<12, 1)
+	q, err := MakeQueries(src, recs, 1<<12, 1, MixProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +70,14 @@ func TestHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	systems := map[string]System{"lnpdb": l, "sqlite": s, "bbolt": b}
-	cases := append(LNPDBCases(l.DB, q), MapCases(m, q)...)
+	lv, err := ReopenLNPDB(table, Variants["verify"]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lv.Close()
+	systems := map[string]System{"lnpdb": l, "sqlite": s, "bbolt": b, VariantSystem("verify"): lv}
+	cases := append(LNPDBCases(l.DB, q), LNPDBVariantCases("verify", lv.DB, q)...)
+	cases = append(cases, MapCases(m, q)...)
 	cases = append(cases, SQLiteCases(s, q)...)
 	cases = append(cases, BoltCases(b, q)...)
 	if addr := os.Getenv("LNPDB_BENCH_REDIS"); addr != "" {
@@ -123,8 +129,9 @@ func TestHarness(t *testing.T) {
 	if len(loads) != 3 {
 		t.Errorf("%d load averages, want 3", len(loads))
 	}
-	r := &Results{Label: "20k", Ported: len(recs), Date: time.Now(), Machine: ReadMachine(), Runs: 2, Benchtime: "20x",
-		Cases: res, Systems: []SystemInfo{{Name: "lnpdb", Status: "ok", MemoryBytes: 1}, {Name: "map", Status: "ok", MemoryBytes: 4}, {Name: "redis", Status: "did not fit"}}}
+	r := &Results{Label: "20k", Ported: len(recs), Date: time.Now(), Machine: ReadMachine(), Runs: 2, Benchtime: "20x", Variants: []string{"verify"},
+		Queries: QueryInfo{Mix: q.Mix, Count: q.Len(), Hits: q.Hits, MissAssigned: q.MissAssigned, MissVacant: q.MissVacant, VacantPopulated: q.VacantPopulated},
+		Cases:   res, Systems: []SystemInfo{{Name: "lnpdb", Status: "ok", MemoryBytes: 1}, {Name: "map", Status: "ok", MemoryBytes: 4}, {Name: "redis", Status: "did not fit"}}}
 	for _, c := range r.Cases {
 		if c.Median <= 0 || len(c.NsPerNumber) != 2 {
 			t.Errorf("%s: %+v", c.ID, c)
@@ -138,7 +145,25 @@ func TestHarness(t *testing.T) {
 	}
 	var md bytes.Buffer
 	r.WriteMarkdown(&md, "x.png")
-	for _, want := range []string{"median of 2 runs", "≤ 2× the memory floor", "| redis | did not fit |", "| lnpdb | lrn.Lookup |"} {
+	for _, c := range []string{"lnpdb/lookup-dep/1", "lnpdb/lookup-full-dep/1", "lnpdb/get-dep/1", "map/lookup-dep/1", "lnpdb@verify/lookup-dep/1", "lnpdb@verify/lookupmany/1"} {
+		if r.Case(c) == nil {
+			t.Errorf("no case %s", c)
+		}
+	}
+	if c := r.Case("lnpdb/lookup-dep/1"); c == nil || !c.Dependent || c.AllocsPerCall != 0 {
+		t.Errorf("dependent lrn.Lookup: %+v", c)
+	}
+	lt := r.LatencyTargets()
+	if len(lt) != 6 {
+		t.Errorf("%d latency targets, want 6 (4 timed, the variant's, bytes): %+v", len(lt), lt)
+	}
+	for _, l := range lt {
+		if len(l.Measured) != 2 || l.Measured[1] == "—" {
+			t.Errorf("latency target %q lacks the variant: %q", l.Figure, l.Measured)
+		}
+	}
+	for _, want := range []string{"median of 2 runs", "≤ 2× the memory floor", "| redis | did not fit |", "| lnpdb | lrn.Lookup |",
+		"probe query mix", "Query mix **probe**", "## Latency targets", "≤ 1.25× floor", "lnpdb@verify", "## Dependent latency", "| lnpdb | lrn.Lookup, dependent |", "| floor | dependent random 8-byte read |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
 		}
@@ -148,7 +173,7 @@ func TestHarness(t *testing.T) {
 	}
 	var sum bytes.Buffer
 	WriteSummary(&sum, []*Results{r})
-	if !strings.Contains(sum.String(), "| 20k |") {
+	if !strings.Contains(sum.String(), "| 20k, probe |") {
 		t.Errorf("summary:\n%s", sum.String())
 	}
 }

@@ -29,7 +29,10 @@ type Case struct {
 	PerCall  int    // numbers per timed operation: 1, or Batch
 	// Parallelism is the all-cores case's goroutines per core (0 means 1).
 	Parallelism int
-	Fn          func(b *testing.B)
+	// Dependent: each query's number depends on the previous answer
+	// (dependent), so the time is a lookup's latency, not its throughput.
+	Dependent bool
+	Fn        func(b *testing.B)
 }
 
 // sink keeps the compiler from discarding the work of a loop: every body
@@ -56,6 +59,38 @@ func loop(b *testing.B, n int, body func(i int) uint64) {
 		i++
 	}
 	sink.Add(s)
+}
+
+// nextIndex is the dependent benchmarks' step: the query after i, skipping
+// 0 to 7 more as the low bits of x, a value computed from the previous
+// answer's bytes, say. The compiler cannot fold it, and the CPU cannot start
+// the next lookup before the previous one has produced its answer: there
+// is no next number to look up yet.
+func nextIndex(i int, x uint64, mask int) int { return (i + 1 + int(x&7)) & mask }
+
+// dependent runs body in b.Loop over a chain of query indexes, each chosen
+// by nextIndex from the value body returned for the one before (the
+// queries are shuffled, so skipping some keeps the mix).
+func dependent(b *testing.B, n int, body func(i int) uint64) {
+	b.ReportAllocs()
+	mask := n - 1
+	i := 0
+	var s uint64
+	for b.Loop() {
+		x := body(i)
+		s += x
+		i = nextIndex(i, x, mask)
+	}
+	sink.Add(s)
+}
+
+// lastByte is s's last byte, 0 for "": a digit of an LRN, loaded with the
+// answer.
+func lastByte(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	return uint64(s[len(s)-1])
 }
 
 // parallel runs body over the query indexes in b.RunParallel; goroutine g
@@ -117,31 +152,56 @@ func newBatchScratch() *batchScratch {
 }
 
 // LNPDBCases times lnpdb: the raw record read, the full LRN lookup with and
-// without enhanced data and messaging, and the batch calls.
+// without enhanced data and messaging, and the batch calls, each on one
+// goroutine and on all cores; and the single lookups once more with each
+// query's number depending on the previous answer (one goroutine).
 func LNPDBCases(db *format.DB, q *Queries) []Case {
+	return lnpdbCases("lnpdb", db, q, []bool{false, true})
+}
+
+// LNPDBVariantCases times a second configuration of lnpdb, the same table
+// opened with other Options (see Variants), with the one-goroutine cases of
+// LNPDBCases; its system is "lnpdb@" + variant.
+func LNPDBVariantCases(variant string, db *format.DB, q *Queries) []Case {
+	return lnpdbCases(VariantSystem(variant), db, q, []bool{false})
+}
+
+// VariantSystem is the system name of an lnpdb variant's cases.
+func VariantSystem(variant string) string { return "lnpdb@" + variant }
+
+// lnpdbBodies are the single-lookup bodies of lnpdb's cases: db.Get,
+// lrn.Lookup plain and enhanced+messaging of query i, each returning a
+// value computed from the answer's bytes (for sink and for nextIndex).
+func lnpdbBodies(db *format.DB, q *Queries) (get, lookup, lookupFull func(int) uint64) {
+	tns, canon := q.TNs, q.Canonical
+	get = func(i int) uint64 {
+		r, err := db.Get(tns[i], format.FieldPorted)
+		if err != nil {
+			panic(err)
+		}
+		return lastByte(r.Ported.LRN) + uint64(r.Ported.ActivatedAt)
+	}
+	lrnLookup := func(opt lrn.Options) func(i int) uint64 {
+		return func(i int) uint64 {
+			r, err := lrn.Lookup(db, canon[i], opt)
+			if err != nil && !errors.Is(err, lrn.ErrNotFound) {
+				panic(err)
+			}
+			return lastByte(r.LRN) + uint64(len(r.SPID)) + uint64(len(r.Messaging.Provider))
+		}
+	}
+	return get, lrnLookup(lrn.Options{}), lrnLookup(lrn.Options{Enhanced: true, Messaging: true})
+}
+
+func lnpdbCases(system string, db *format.DB, q *Queries, modes []bool) []Case {
 	var cs []Case
 	tns, canon, n := q.TNs, q.Canonical, q.Len()
 	plain := lrn.Options{}
 	full := lrn.Options{Enhanced: true, Messaging: true}
-	for _, par := range []bool{false, true} {
-		get := func(i int) uint64 {
-			r, err := db.Get(tns[i], format.FieldPorted)
-			if err != nil {
-				panic(err)
-			}
-			return uint64(len(r.Ported.LRN))
-		}
-		lookup := func(opt lrn.Options) func(i int) uint64 {
-			return func(i int) uint64 {
-				r, err := lrn.Lookup(db, canon[i], opt)
-				if err != nil && !errors.Is(err, lrn.ErrNotFound) {
-					panic(err)
-				}
-				return uint64(len(r.LRN) + len(r.SPID))
-			}
-		}
+	get, lookup, lookupFull := lnpdbBodies(db, q)
+	for _, par := range modes {
 		single := func(id, name string, body func(int) uint64) Case {
-			return Case{ID: id + mode(par), System: "lnpdb", Name: name, Parallel: par, PerCall: 1, Fn: func(b *testing.B) {
+			return Case{ID: system + id + mode(par), System: system, Name: name, Parallel: par, PerCall: 1, Fn: func(b *testing.B) {
 				if par {
 					parallel(b, n, 1, body)
 				} else {
@@ -150,10 +210,10 @@ func LNPDBCases(db *format.DB, q *Queries) []Case {
 			}}
 		}
 		cs = append(cs,
-			single("lnpdb/get", "db.Get(tn, FieldPorted)", get),
-			single("lnpdb/lookup", "lrn.Lookup", lookup(plain)),
-			single("lnpdb/lookup-full", "lrn.Lookup enhanced+messaging", lookup(full)),
-			Case{ID: "lnpdb/getmany" + mode(par), System: "lnpdb", Name: "db.GetMany(FieldPorted)", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
+			single("/get", "db.Get(tn, FieldPorted)", get),
+			single("/lookup", "lrn.Lookup", lookup),
+			single("/lookup-full", "lrn.Lookup enhanced+messaging", lookupFull),
+			Case{ID: system + "/getmany" + mode(par), System: system, Name: "db.GetMany(FieldPorted)", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
 				batches(b, n, par, func(off int, s *batchScratch) uint64 {
 					if err := db.GetMany(tns[off:off+Batch], format.FieldPorted, s.recs); err != nil {
 						panic(err)
@@ -161,13 +221,13 @@ func LNPDBCases(db *format.DB, q *Queries) []Case {
 					return uint64(len(s.recs[Batch-1].Ported.LRN))
 				})
 			}},
-			Case{ID: "lnpdb/lookupmany" + mode(par), System: "lnpdb", Name: "lrn.LookupMany", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
+			Case{ID: system + "/lookupmany" + mode(par), System: system, Name: "lrn.LookupMany", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
 				batches(b, n, par, func(off int, s *batchScratch) uint64 {
 					s.answers = lrn.LookupMany(db, canon[off:off+Batch], plain, s.answers[:0])
 					return uint64(len(s.answers[Batch-1].LRN))
 				})
 			}},
-			Case{ID: "lnpdb/lookupmany-full" + mode(par), System: "lnpdb", Name: "lrn.LookupMany enhanced+messaging", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
+			Case{ID: system + "/lookupmany-full" + mode(par), System: system, Name: "lrn.LookupMany enhanced+messaging", Parallel: par, PerCall: Batch, Fn: func(b *testing.B) {
 				batches(b, n, par, func(off int, s *batchScratch) uint64 {
 					s.answers = lrn.LookupMany(db, canon[off:off+Batch], full, s.answers[:0])
 					return uint64(len(s.answers[Batch-1].LRN))
@@ -175,7 +235,14 @@ func LNPDBCases(db *format.DB, q *Queries) []Case {
 			}},
 		)
 	}
-	return cs
+	dep := func(id, name string, body func(int) uint64) Case {
+		return Case{ID: system + id + "-dep/1", System: system, Name: name + ", dependent", PerCall: 1, Dependent: true,
+			Fn: func(b *testing.B) { dependent(b, n, body) }}
+	}
+	return append(cs,
+		dep("/get", "db.Get(tn, FieldPorted)", get),
+		dep("/lookup", "lrn.Lookup", lookup),
+		dep("/lookup-full", "lrn.Lookup enhanced+messaging", lookupFull))
 }
 
 func mode(par bool) string {
@@ -204,13 +271,16 @@ func simple(system, name string, n int, procs int, body func(int) uint64) []Case
 	return cs
 }
 
-// MapCases times the Go map.
+// MapCases times the Go map, with independent and dependent queries.
 func MapCases(m *Map, q *Queries) []Case {
-	tns, mm := q.TNs, m.M
-	return simple("map", "m[tn]", q.Len(), 1, func(i int) uint64 {
+	tns, mm, n := q.TNs, m.M, q.Len()
+	body := func(i int) uint64 {
 		r, ok := mm[tns[i]]
 		return b2u(ok) + r.LRN + uint64(r.SPID[0])
-	})
+	}
+	return append(simple("map", "m[tn]", n, 1, body),
+		Case{ID: "map/lookup-dep/1", System: "map", Name: "m[tn], dependent", PerCall: 1, Dependent: true,
+			Fn: func(b *testing.B) { dependent(b, n, body) }})
 }
 
 // SQLiteCases times SQLite's prepared SELECT by primary key.

@@ -55,8 +55,8 @@ func (r *Results) WritePNG(path string) error {
 		all[k] = logNs(rw.all)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("lnpdb and peers, %s ported numbers: ns per number (log scale; shorter is faster)\nmedian of %d runs · %s · %d CPUs · %s",
-		r.Label, r.Runs, r.Date.Format("2006-01-02"), r.Machine.NProc, r.Machine.CPU)
+	p.Title.Text = fmt.Sprintf("lnpdb and peers, %s ported numbers, %s query mix: ns per number (log scale; shorter is faster)\nmedian of %d runs · %s · %d CPUs · %s",
+		r.Label, r.Queries.MixName(), r.Runs, r.Date.Format("2006-01-02"), r.Machine.NProc, r.Machine.CPU)
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = "ns per number"
 	p.X.Min = 0

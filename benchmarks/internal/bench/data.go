@@ -69,13 +69,33 @@ func ReadPorted(src string) ([]Rec, error) {
 	return recs, err
 }
 
+// Query mixes: how MakeQueries draws its vacant quarter.
+const (
+	// MixProbe draws vacant numbers in vacant NPA-NXX codes of populated
+	// NPAs (NPAs that hold ported numbers), so that every query probes the
+	// ported table: the mix the latency targets are judged on.
+	MixProbe = "probe"
+	// MixRandomVacant draws vacant numbers anywhere in the NANP: many fall
+	// in NPAs without a single ported number, which a table can answer
+	// without touching memory. The mix of the results before format
+	// version 3, kept for comparison.
+	MixRandomVacant = "random-vacant"
+)
+
+// Mixes are the query mixes MakeQueries knows, the default first.
+var Mixes = []string{MixProbe, MixRandomVacant}
+
 // Queries is the query sequence every system answers, in the same order.
 type Queries struct {
+	Mix       string   // MixProbe or MixRandomVacant
 	TNs       []uint64 // 10-digit national numbers
 	Canonical []string // the same as 11-digit strings, for lrn.Lookup
 	Keys      []string // the same as 10-digit strings: Redis key names
 	// Hits, MissAssigned and MissVacant count the three kinds of query.
 	Hits, MissAssigned, MissVacant int
+	// VacantPopulated counts the vacant-code queries whose NPA holds ported
+	// numbers: all of them in MixProbe.
+	VacantPopulated int
 }
 
 // Len is the number of queries.
@@ -84,11 +104,15 @@ func (q *Queries) Len() int { return len(q.TNs) }
 // MakeQueries draws count numbers (a power of two, so that a benchmark loop
 // can wrap with a mask): half of them ported numbers (hits), a quarter
 // numbers in assigned codes or thousands-blocks that are not ported, a
-// quarter numbers in vacant NPA-NXX codes (both misses); shuffled. recs must
-// be sorted by TN.
-func MakeQueries(src string, recs []Rec, count int, seed uint64) (*Queries, error) {
+// quarter numbers in vacant NPA-NXX codes (both misses); shuffled. mix says
+// where the vacant quarter comes from (MixProbe: vacant codes of populated
+// NPAs; MixRandomVacant: anywhere). recs must be sorted by TN.
+func MakeQueries(src string, recs []Rec, count int, seed uint64, mix string) (*Queries, error) {
 	if count&(count-1) != 0 || count < 4 {
 		return nil, fmt.Errorf("query count %d is not a power of two", count)
+	}
+	if mix != MixProbe && mix != MixRandomVacant {
+		return nil, fmt.Errorf("query mix %q is neither %s nor %s", mix, MixProbe, MixRandomVacant)
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no ported numbers")
@@ -118,8 +142,10 @@ func MakeQueries(src string, recs []Rec, count int, seed uint64) (*Queries, erro
 		_, ok := slices.BinarySearchFunc(recs, tn, func(r Rec, tn uint64) int { return cmpU64(r.TN, tn) })
 		return ok
 	}
+	populated := PopulatedNPAs(recs)
+	isPopulated := func(tn uint64) bool { _, ok := slices.BinarySearch(populated, tn/10_000_000); return ok }
 	r := rand.New(rand.NewPCG(seed, 0x6c6e7064))
-	q := &Queries{TNs: make([]uint64, 0, count)}
+	q := &Queries{Mix: mix, TNs: make([]uint64, 0, count)}
 	for len(q.TNs) < count/2 {
 		q.TNs = append(q.TNs, recs[r.IntN(len(recs))].TN)
 		q.Hits++
@@ -136,12 +162,22 @@ func MakeQueries(src string, recs []Rec, count int, seed uint64) (*Queries, erro
 	}
 	for tries := 0; len(q.TNs) < count; tries++ {
 		if tries > 100*count {
-			return nil, fmt.Errorf("cannot find %d vacant numbers", count/4)
+			return nil, fmt.Errorf("cannot find %d vacant numbers (mix %s)", count/4, mix)
 		}
-		tn := 2_000_000_000 + r.Uint64N(8_000_000_000)
+		var tn uint64
+		if mix == MixProbe {
+			// A populated NPA drawn uniformly, any line in it; the code
+			// must be vacant.
+			tn = populated[r.IntN(len(populated))]*10_000_000 + r.Uint64N(10_000_000)
+		} else {
+			tn = 2_000_000_000 + r.Uint64N(8_000_000_000)
+		}
 		if nanp.Number(tn).Valid() && !assigned[tn/10000] && !ported(tn) {
 			q.TNs = append(q.TNs, tn)
 			q.MissVacant++
+			if isPopulated(tn) {
+				q.VacantPopulated++
+			}
 		}
 	}
 	r.Shuffle(len(q.TNs), func(i, j int) { q.TNs[i], q.TNs[j] = q.TNs[j], q.TNs[i] })
@@ -152,6 +188,18 @@ func MakeQueries(src string, recs []Rec, count int, seed uint64) (*Queries, erro
 		q.Canonical[i] = "1" + q.Keys[i]
 	}
 	return q, nil
+}
+
+// PopulatedNPAs returns the NPAs that hold at least one of recs' ported
+// numbers, ascending. recs must be sorted by TN.
+func PopulatedNPAs(recs []Rec) []uint64 {
+	var npas []uint64
+	for _, r := range recs {
+		if npa := r.TN / 10_000_000; len(npas) == 0 || npas[len(npas)-1] != npa {
+			npas = append(npas, npa)
+		}
+	}
+	return npas
 }
 
 func cmpU64(a, b uint64) int {

@@ -30,9 +30,12 @@ type Results struct {
 	ReadCSVSeconds float64 `json:"read_csv_seconds"` // ported.csv parsed once, shared by the peers' loads
 	SortSeconds    float64 `json:"sort_seconds"`     // sorting it by number, for the sorted bulk loads
 
-	LNPDB   LNPDBInfo    `json:"lnpdb"`
-	Systems []SystemInfo `json:"systems"`
-	Cases   []CaseResult `json:"cases"`
+	LNPDB LNPDBInfo `json:"lnpdb"`
+	// Variants are the lnpdb configurations timed beside the default
+	// (names in Variants; their cases' system is VariantSystem(name)).
+	Variants []string     `json:"lnpdb_variants,omitempty"`
+	Systems  []SystemInfo `json:"systems"`
+	Cases    []CaseResult `json:"cases"`
 
 	// LoadAvg is /proc/loadavg before each round and after the last: the
 	// other work on the machine while it ran.
@@ -53,10 +56,24 @@ type Machine struct {
 
 // QueryInfo describes the query sequence.
 type QueryInfo struct {
-	Count        int `json:"count"`
-	Hits         int `json:"hits"`
-	MissAssigned int `json:"miss_assigned_unported"`
-	MissVacant   int `json:"miss_vacant_code"`
+	// Mix is MixProbe or MixRandomVacant; "" in results written before
+	// there was a choice, which used MixRandomVacant.
+	Mix          string `json:"mix,omitempty"`
+	Count        int    `json:"count"`
+	Hits         int    `json:"hits"`
+	MissAssigned int    `json:"miss_assigned_unported"`
+	MissVacant   int    `json:"miss_vacant_code"`
+	// VacantPopulated counts the vacant-code queries in NPAs that hold
+	// ported numbers (not counted when Mix is "").
+	VacantPopulated int `json:"miss_vacant_code_populated_npa"`
+}
+
+// MixName is q's query mix, MixRandomVacant for results that do not say.
+func (q QueryInfo) MixName() string {
+	if q.Mix == "" {
+		return MixRandomVacant
+	}
+	return q.Mix
 }
 
 // LNPDBInfo is what the table costs to make and to keep.
@@ -105,6 +122,8 @@ type CaseResult struct {
 	Parallel   bool   `json:"parallel"`
 	Goroutines int    `json:"goroutines"`
 	PerCall    int    `json:"per_call"`
+	// Dependent: each query's number depended on the previous answer.
+	Dependent bool `json:"dependent,omitempty"`
 	// NsPerNumber holds each run's time per number looked up (per call
 	// divided by PerCall), in run order.
 	NsPerNumber []float64 `json:"ns_per_number"`
@@ -117,7 +136,8 @@ type CaseResult struct {
 	BytesPerCall  float64 `json:"bytes_per_call"`
 	// XFloor and XMap are the medians, over runs, of this case's time per
 	// number divided by the memory floor's (or the map's) in the same run
-	// and mode. 0 when that reference was not measured.
+	// and mode (a dependent case: the map's dependent case; the floor is
+	// dependent already). 0 when that reference was not measured.
 	XFloor float64 `json:"x_floor"`
 	XMap   float64 `json:"x_map"`
 }
@@ -162,7 +182,7 @@ func RunCases(cases []Case, runs int, log io.Writer, loadavg func() string) ([]C
 			g = runtime.GOMAXPROCS(0) * max(1, c.Parallelism)
 		}
 		m := median(ns)
-		out[i] = CaseResult{ID: c.ID, System: c.System, Name: c.Name, Parallel: c.Parallel, Goroutines: g, PerCall: c.PerCall,
+		out[i] = CaseResult{ID: c.ID, System: c.System, Name: c.Name, Parallel: c.Parallel, Goroutines: g, PerCall: c.PerCall, Dependent: c.Dependent,
 			NsPerNumber: ns, Median: m, Spread: (slices.Max(ns) - slices.Min(ns)) / m,
 			AllocsPerCall: median(al), BytesPerCall: median(by)}
 		byID[c.ID] = i
@@ -181,7 +201,11 @@ func RunCases(cases []Case, runs int, log io.Writer, loadavg func() string) ([]C
 		if ref, ok := byID["floor/read"+m]; ok {
 			out[i].XFloor = ratio(i, ref)
 		}
-		if ref, ok := byID["map/lookup"+m]; ok {
+		mapRef := "map/lookup" + m
+		if c.Dependent {
+			mapRef = "map/lookup-dep" + m
+		}
+		if ref, ok := byID[mapRef]; ok {
 			out[i].XMap = ratio(i, ref)
 		}
 	}

@@ -51,9 +51,18 @@ func OpenLNPDB(path string) (*LNPDB, float64, error) {
 	return l, median(times), err
 }
 
+// Variants are the lnpdb configurations a run can time beside the default
+// (lnpdb-bench -lnpdb-variants): the same table opened once more with these
+// Open options. Adding a configuration is adding a row.
+var Variants = map[string][]format.Option{
+	// verify: opened with a full check first; lookups are unchanged, so it
+	// measures how far two opens of one table differ (a control).
+	"verify": {format.WithVerify()},
+}
+
 // ReopenLNPDB opens the table at path without timing it.
-func ReopenLNPDB(path string) (*LNPDB, error) {
-	db, err := format.Open(path)
+func ReopenLNPDB(path string, opts ...format.Option) (*LNPDB, error) {
+	db, err := format.Open(path, opts...)
 	if err != nil {
 		return nil, err
 	}

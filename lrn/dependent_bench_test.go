@@ -1,0 +1,66 @@
+package lrn_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/benchdata"
+	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/lrn"
+)
+
+// BenchmarkDependentLookup times Lookup's latency rather than a loop's
+// throughput: each number looked up is chosen by the answer before it (the
+// next index skips 0 to 7 numbers by the LRN's last digit), so the CPU
+// cannot start a lookup before the previous one has answered. x-floor is
+// the time over the memory floor's dependent read for a buffer the size of
+// the table, measured in the same run (on the sample table both fit in the
+// cache: the figure that matters is BenchmarkLargeDependentLookup's).
+func BenchmarkDependentLookup(b *testing.B) {
+	db := testdb.Sample(b)
+	numbers := benchNumbers(b, 4096)
+	floor := benchdata.Floor(db.Info().Size)
+	for _, bo := range benchOptions {
+		b.Run(bo.name, func(b *testing.B) {
+			benchDependent(b, db, numbers, bo.opt)
+			b.ReportMetric(floor, "floor-ns")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-floor")
+		})
+	}
+}
+
+// BenchmarkLargeDependentLookup is BenchmarkDependentLookup on the
+// generated table of -bench.ported numbers.
+func BenchmarkLargeDependentLookup(b *testing.B) {
+	db, numbers := largeTable(b)
+	for _, bo := range benchOptions {
+		b.Run(bo.name, func(b *testing.B) {
+			benchDependent(b, db, numbers, bo.opt)
+			reportFloor(b, 1)
+		})
+	}
+}
+
+// benchDependent looks up numbers (a power of two of them) in a chain: the
+// index of the next one is the one after this, plus the low 3 bits of the
+// LRN's last digit (0 for a number without one).
+func benchDependent(b *testing.B, db *format.DB, numbers []string, opt lrn.Options) {
+	if len(numbers)&(len(numbers)-1) != 0 {
+		b.Fatalf("%d numbers: not a power of two", len(numbers))
+	}
+	b.ReportAllocs()
+	mask := len(numbers) - 1
+	i := 0
+	for b.Loop() {
+		r, err := lrn.Lookup(db, numbers[i], opt)
+		if err != nil && !errors.Is(err, lrn.ErrNotFound) {
+			b.Fatal(err)
+		}
+		var x int
+		if r.LRN != "" {
+			x = int(r.LRN[len(r.LRN)-1])
+		}
+		i = (i + 1 + x&7) & mask
+	}
+}
