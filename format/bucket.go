@@ -178,22 +178,25 @@ func (s *numSection) find(m []byte, q *probe) error {
 		if cnt > pt.slots {
 			return errCorruptRecord
 		}
+		// The bucket's entries are in ascending permuted order: those of
+		// earlier homes (a larger displacement) first, then the home's
+		// own by offset, then later homes'. The first entry that is not an
+		// earlier home's decides.
 		want := pt.keyPart(rem, disp)
-		later := false // an entry whose home is after q.h: the key is not further on
-		for i := range cnt {
-			bit := pt.entryBit(i)
+		bit := uint(bucketHeaderBits)
+		for range cnt {
 			v := binary.LittleEndian.Uint64(b[bit/8:]) >> (bit % 8) & kmask
-			if v == want {
+			if d := v >> pt.rbits; d < disp || d == disp && v > want {
+				return nil // a later home's key, or a larger key of this home: not stored
+			} else if v == want {
 				bit += kbits
 				q.w = loadWindow((*[17]byte)(b[bit/8:]), bit%8)
 				q.hit = true
 				return nil
 			}
-			if v>>pt.rbits < disp {
-				later = true
-			}
+			bit += pt.width
 		}
-		if disp == 0 && hdr&overflowFlag == 0 || disp > 0 && (later || cnt < pt.slots) {
+		if disp == 0 && hdr&overflowFlag == 0 || cnt < pt.slots {
 			return nil
 		}
 		// Past the last bucket, or further than a displacement can say,

@@ -146,11 +146,12 @@
 // Entries are in ascending order of x through the partition's buckets, and
 // each sits in the first bucket, from its home on, with room: a bucket with
 // room left is never passed over. A lookup therefore reads bucket h and
-// takes the entry with offset x - start(h) and displacement 0; if none
-// matches and bit 7 is clear, the number has no record. If it is set, it
-// reads buckets h+1, h+2, …, taking the entry with displacement d in
-// bucket h+d, and stops at a bucket that is not full or holds an entry
-// whose home is after h. Every bit of the key is compared, so a number not
+// looks for the entry with offset x - start(h) and displacement 0; if
+// none matches and bit 7 is clear, the number has no record. If it is set,
+// it reads buckets h+1, h+2, …, looking in bucket h+d for displacement d.
+// It stops, without a record, at an entry of its own home with a larger
+// offset, at an entry of a later home (a smaller displacement), or after a
+// bucket that is not full. Every bit of the key is compared, so a number not
 // in the section never gets a record.
 //
 // BLOCKS stores entries for assigned codes only: a directory of 1000 u32
