@@ -360,7 +360,11 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 			return err
 		}
 	}
-	if err := s.decode(tn, f, &q, r); err != nil {
+	var qp [numSectionCount]*probe
+	for i := range q {
+		qp[i] = &q[i]
+	}
+	if err := s.decode(tn, f, qp, r); err != nil {
 		return err
 	}
 	if lazy && !r.Ported.OK {
@@ -371,7 +375,7 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 
 // decode fills r's per-number parts from the found probes, with the
 // pending updates' ported record in place of the file's.
-func (s *snapshot) decode(tn uint64, f Fields, q *[numSectionCount]probe, r *Record) error {
+func (s *snapshot) decode(tn uint64, f Fields, q [numSectionCount]*probe, r *Record) error {
 	if f&FieldPorted != 0 && s.portedFromOverlay(tn, &r.Ported) {
 		q[numPorted].hit = false
 	}

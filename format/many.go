@@ -28,9 +28,12 @@ func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
 		return ErrClosed
 	}
 	defer s.mp.release(ref)
+	var b batch // zeroed once: a section f does not select keeps zero probes
+	b.s, b.f = s, f
+	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
 	for base := 0; base < len(tns); base += batchSize {
 		end := min(base+batchSize, len(tns))
-		if err := s.getBatch(tns[base:end], f, out[base:end]); err != nil {
+		if err := b.get(tns[base:end], out[base:end]); err != nil {
 			return err
 		}
 	}
@@ -59,7 +62,7 @@ type batch struct {
 	sink byte
 }
 
-// getBatch is get for up to batchSize numbers, stage by stage across the
+// get is snapshot.get for up to batchSize numbers, stage by stage across the
 // whole batch. Each stage issues one independent load per number (and
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
@@ -72,11 +75,10 @@ type batch struct {
 //  3. search the buckets, touch the dictionary entries the hits point at
 //     and the thousands-block entries;
 //  4. decode, from cache.
-func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
-	tns = tns[:min(len(tns), batchSize)]
-	var b batch // field by field below: a composite literal would copy the probes
-	b.s, b.tns, b.f = s, tns, f
-	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+func (b *batch) get(tns []uint64, out []Record) error {
+	f := b.f
+	b.tns = tns[:min(len(tns), batchSize)]
+	b.code = [batchSize]int64{}
 
 	for i := range numSpecs {
 		if f&numSpecs[i].field != 0 {
@@ -100,7 +102,7 @@ func (s *snapshot) getBatch(tns []uint64, f Fields, out []Record) error {
 	}
 	keep(b.sink)
 
-	return b.decode(out[:len(tns)])
+	return b.decode(out[:len(b.tns)])
 }
 
 // touchBuckets, stage 1, computes every number's bucket in section i and
@@ -111,6 +113,8 @@ func (b *batch) touchBuckets(i int) {
 	for j, tn := range b.tns {
 		if inNANP(tn) {
 			sec.aim(tn/10000000, tn%10000000, &q[j])
+		} else {
+			q[j].pt = nil
 		}
 	}
 	m, sink := b.s.b, b.sink
@@ -217,11 +221,11 @@ func (b *batch) decode(out []Record) error {
 		if !inNANP(tn) {
 			continue
 		}
-		var q [numSectionCount]probe
+		var q [numSectionCount]*probe
 		for i := range q {
-			q[i] = b.q[i][j]
+			q[i] = &b.q[i][j]
 		}
-		if err := s.decode(tn, b.f, &q, r); err != nil {
+		if err := s.decode(tn, b.f, q, r); err != nil {
 			return err
 		}
 		if !b.lazy || !r.Ported.OK {
