@@ -9,6 +9,7 @@ package format_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -333,6 +334,18 @@ func TestKillDuringApplyAndCompact(t *testing.T) {
 		var inflight []format.Update
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		// Whole lines only: a line the kill cut short (the child writes a long
+		// "try" line in several writes) was never finished, so the child had
+		// not started to apply its batch.
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				return i + 1, data[:i], nil
+			}
+			if atEOF {
+				return len(data), nil, nil
+			}
+			return 0, nil, nil
+		})
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
