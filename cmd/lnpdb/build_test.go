@@ -85,3 +85,22 @@ func TestBuildSpills(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "spilled", "the sample fits the default budget")
 }
+
+// TestHelp: help lists every command once, by name; no command or an
+// unknown one is a usage error.
+func TestHelp(t *testing.T) {
+	code, _, errs := runCmd(t, "help")
+	require.Equal(t, 0, code)
+	last := ""
+	for _, c := range commands {
+		assert.Greater(t, c.name, last, "commands by name, each once")
+		last = c.name
+		assert.Contains(t, errs, "  "+c.name+" ")
+	}
+	code, _, errs = runCmd(t)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "usage: lnpdb <command>")
+	code, _, errs = runCmd(t, "nosuch")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `unknown command "nosuch"`)
+}
