@@ -37,12 +37,21 @@ func Build(t testing.TB, src fs.FS) string {
 // Open builds src and opens it; the DB is closed when the test ends.
 func Open(t testing.TB, src fs.FS) *format.DB {
 	t.Helper()
-	db, err := format.Open(Build(t, src))
+	db, _ := OpenFile(t, src)
+	return db
+}
+
+// OpenFile is Open for a test that also needs the table's path: to reopen
+// the table, or to reach the files beside it.
+func OpenFile(t testing.TB, src fs.FS) (*format.DB, string) {
+	t.Helper()
+	path := Build(t, src)
+	db, err := format.Open(path)
 	if err != nil {
 		t.Fatalf("opening test table: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db
+	return db, path
 }
 
 // Sample builds and opens the embedded sample (testdata/sample).
