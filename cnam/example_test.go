@@ -1,36 +1,17 @@
 package cnam_test
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
+	"testing"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 func Example() {
-	// Build the sample that ships with the module; a real deployment opens
-	// a table built from licensed data.
-	dir, err := os.MkdirTemp("", "lnpdb-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
-		log.Fatal(err)
-	}
-	db, err := format.Open(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-
 	for _, number := range []string{"+1 201-481-4567", "+1 201-481-0234", "+1 202-555-0123"} {
 		r, err := cnam.Lookup(db, number)
 		if err != nil {
@@ -43,3 +24,10 @@ func Example() {
 	// 12014810234 WIRELESS CALLER (wireless)
 	// 12025550123 WASHINGTON DC   (location)
 }
+
+// db is the table the examples look up in: the sample that ships with the
+// module, opened once for them with format.Open, as a deployment opens a
+// table that lnpdb build wrote from licensed data.
+var db *format.DB
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m, &db)) }

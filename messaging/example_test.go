@@ -1,37 +1,18 @@
 package messaging_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
+	"testing"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
 func Example() {
-	// Build the sample that ships with the module; a real deployment opens
-	// a table built from licensed data.
-	dir, err := os.MkdirTemp("", "lnpdb-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
-		log.Fatal(err)
-	}
-	db, err := format.Open(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-
 	r, err := messaging.Lookup(db, "202-555-0123")
 	if err != nil {
 		log.Fatal(err)
@@ -43,3 +24,10 @@ func Example() {
 	// Signalpost true carrier_default
 	// {"phone_number":"12025550123","messaging_provider":"Signalpost","messaging_enabled":true,"messaging_country":"US","messaging_country_code":"1","reference_id":""}
 }
+
+// db is the table the examples look up in: the sample that ships with the
+// module, opened once for them with format.Open, as a deployment opens a
+// table that lnpdb build wrote from licensed data.
+var db *format.DB
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m, &db)) }

@@ -1,37 +1,18 @@
 package trust_test
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
+	"testing"
 	"time"
 
-	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/trust"
 )
 
 func Example() {
-	// Build the sample that ships with the module; a real deployment opens
-	// a table built from licensed data.
-	dir, err := os.MkdirTemp("", "lnpdb-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "sample.lnpdb")
-	if _, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{}); err != nil {
-		log.Fatal(err)
-	}
-	db, err := format.Open(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-
 	// A fixed clock, so that the port a week before counts as recent.
 	opt := trust.Options{Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)}
 	for _, number := range []string{"12014810234", "14309955840"} {
@@ -45,3 +26,10 @@ func Example() {
 	// 12014810234 100 high NONE []
 	// 14309955840 13 low SPAM [SPAM_TYPE_SPAM COMPLAINTS PORTED_7D]
 }
+
+// db is the table the examples look up in: the sample that ships with the
+// module, opened once for them with format.Open, as a deployment opens a
+// table that lnpdb build wrote from licensed data.
+var db *format.DB
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m, &db)) }

@@ -13,9 +13,6 @@ import (
 	"github.com/lnpdb/lnpdb/trust"
 )
 
-// goldenNow is the fixed clock of the golden cases.
-var goldenNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-
 // The golden numbers; branch lists the reasons each must give, which
 // together cover every deduction.
 var trustCases = []golden.Case{
@@ -41,7 +38,7 @@ var trustCases = []golden.Case{
 
 func TestGolden(t *testing.T) {
 	golden.Run(t, "trust.json", trustCases, func(db *format.DB, c golden.Case) (trust.Result, error) {
-		return trust.Lookup(db, c.Number, trust.Options{Now: goldenNow})
+		return trust.Lookup(db, c.Number, trust.Options{Now: golden.Now})
 	}, func(r trust.Result) any { return r.Reasons })
 }
 
@@ -52,13 +49,13 @@ func TestErrorsAreTheRootSentinels(t *testing.T) {
 func TestNowDefaultsToTheClock(t *testing.T) {
 	db := testdb.Sample(t)
 	// Ported on 2026-11-21: recent at the golden clock, old a year later.
-	r, err := trust.Lookup(db, "12696300439", trust.Options{Now: goldenNow})
+	r, err := trust.Lookup(db, "12696300439", trust.Options{Now: golden.Now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{trust.ReasonPorted7D}, r.Reasons)
-	r, err = trust.Lookup(db, "12696300439", trust.Options{Now: goldenNow.AddDate(1, 0, 0)})
+	r, err = trust.Lookup(db, "12696300439", trust.Options{Now: golden.Now.AddDate(1, 0, 0)})
 	require.NoError(t, err)
 	assert.NotContains(t, r.Reasons, trust.ReasonPorted7D)
-	if time.Now().After(goldenNow.AddDate(0, 0, 30)) {
+	if time.Now().After(golden.Now.AddDate(0, 0, 30)) {
 		r, err = trust.Lookup(db, "12696300439", trust.Options{})
 		require.NoError(t, err)
 		assert.NotContains(t, r.Reasons, trust.ReasonPorted7D)
@@ -68,14 +65,14 @@ func TestNowDefaultsToTheClock(t *testing.T) {
 
 func TestReasonsMarshalAsEmptyList(t *testing.T) {
 	db := testdb.Sample(t)
-	r, err := trust.Lookup(db, "12014810234", trust.Options{Now: goldenNow})
+	r, err := trust.Lookup(db, "12014810234", trust.Options{Now: golden.Now})
 	require.NoError(t, err)
 	assert.Contains(t, string(golden.WireBody(t, r, nil)), `"reasons":[]`)
 }
 
 func BenchmarkLookup(b *testing.B) {
 	db := testdb.Sample(b)
-	opt := trust.Options{Now: goldenNow}
+	opt := trust.Options{Now: golden.Now}
 	for _, c := range []struct{ name, number string }{
 		{"clean", "12014810234"}, {"deductions", "14309955840"}, {"vacant", "12025560123"},
 	} {

@@ -18,13 +18,6 @@ import (
 // The operator's commands on the accounts store (see internal/billing).
 // Each takes --accounts DSN; a store that does not open changes nothing.
 
-func init() {
-	register(command{name: "account", summary: "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", run: runAccount})
-	register(command{name: "wallet", summary: "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", run: runWallet})
-	register(command{name: "price", summary: "prices per lookup: price set|list --accounts DSN [--account ID]", run: runPrice})
-	register(command{name: "usage", summary: "the usage ledger: usage export --accounts DSN --month 2026-11 --format csv", run: runUsage})
-}
-
 // storeFlags are the flags every accounts command takes.
 type storeFlags struct {
 	fs      *flag.FlagSet

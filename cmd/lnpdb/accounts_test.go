@@ -113,11 +113,7 @@ func TestAccountCommandsRefuse(t *testing.T) {
 	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
 	mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "1", "--ref", "A")
 	missing := filepath.Join(t.TempDir(), "never-created.db")
-	for _, c := range []struct {
-		args []string
-		code int
-		want string
-	}{
+	assertRefused(t, nil, []refusal{
 		{[]string{"account"}, 2, "usage: lnpdb account"},
 		{[]string{"account", "list"}, 2, "--accounts DSN is required"},
 		{[]string{"account", "list", "--accounts", "mysql://x"}, 1, "scheme must be bolt or postgres"},
@@ -139,14 +135,7 @@ func TestAccountCommandsRefuse(t *testing.T) {
 		{[]string{"usage", "export", "--accounts", dsn, "--month", "2026-11", "--format", "xlsx"}, 2, "csv"},
 		{[]string{"key", "revoke", "--accounts", dsn, "--account", id}, 2, "--key ID is required"},
 		{[]string{"key", "new", "--accounts", dsn, "--account", "acct_nope"}, 1, "not found"},
-	} {
-		code, out, errOut := runCmd(t, c.args...)
-		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)
-		assert.Contains(t, errOut, c.want, "%v", c.args)
-		if c.code != 0 {
-			assert.Empty(t, out, "%v", c.args)
-		}
-	}
+	})
 	_, err := os.Stat(missing)
 	assert.True(t, os.IsNotExist(err), "a refused command created the store")
 	s, err := billing.Open(context.Background(), dsn)

@@ -14,11 +14,6 @@ import (
 	"github.com/lnpdb/lnpdb/internal/updatelog"
 )
 
-func init() {
-	register(command{name: "apply", summary: "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", run: runApply})
-	register(command{name: "compact", summary: "fold a table's pending updates into a new file, atomically", run: runCompact})
-}
-
 // applyBatch bounds how many updates share one fsync: large enough to make
 // feeds of millions of rows fast, small enough to bound memory.
 const applyBatch = 10000

@@ -15,12 +15,6 @@ import (
 	"github.com/lnpdb/lnpdb/format/build"
 )
 
-func init() {
-	register(command{name: "build", summary: "build a table from a source directory", run: runBuild})
-	register(command{name: "inspect", summary: "describe a table: sections, counts, sizes, checksums", run: runInspect})
-	register(command{name: "verify", summary: "check every checksum and record of a table (exit 1 if damaged)", run: runVerify})
-}
-
 func runBuild(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "build", "SRC_DIR")
 	out := fs.String("o", "us.lnpdb", "output table `file`")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +85,44 @@ func TestBuildSpills(t *testing.T) {
 	code, out, errs = runCmd(t, "build", "-o", table, "../../testdata/sample")
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "spilled", "the sample fits the default budget")
+}
+
+// TestHelp: help lists every command once, by name; no command or an
+// unknown one is a usage error.
+func TestHelp(t *testing.T) {
+	code, _, errs := runCmd(t, "help")
+	require.Equal(t, 0, code)
+	last := ""
+	for _, c := range commands {
+		assert.Greater(t, c.name, last, "commands by name, each once")
+		last = c.name
+		assert.Contains(t, errs, "  "+c.name+" ")
+	}
+	code, _, errs = runCmd(t)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "usage: lnpdb <command>")
+	code, _, errs = runCmd(t, "nosuch")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `unknown command "nosuch"`)
+}
+
+// refusal is a command line the binary refuses: the exit status it ends
+// with and what its stderr says.
+type refusal struct {
+	args []string
+	code int
+	want string
+}
+
+// assertRefused runs each case's args after prefix and checks its exit
+// status and stderr, and that it printed nothing on stdout.
+func assertRefused(t *testing.T, prefix []string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		args := append(slices.Clip(prefix), c.args...)
+		code, out, errs := runCmd(t, args...)
+		assert.Equal(t, c.code, code, "%v: %s", args, errs)
+		assert.Contains(t, errs, c.want, "%v", args)
+		assert.Empty(t, out, "%v: printed on a refusal", args)
+	}
 }

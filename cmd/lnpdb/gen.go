@@ -10,10 +10,6 @@ import (
 	"github.com/lnpdb/lnpdb/internal/gen"
 )
 
-func init() {
-	register(command{name: "gen", summary: "write a synthetic source directory of any size (for benchmarks and demos)", run: runGen})
-}
-
 func runGen(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gen", "OUT_DIR")
 	var cfg gen.Config

@@ -7,10 +7,6 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 )
 
-func init() {
-	register(command{name: "journal", summary: "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", run: runJournal})
-}
-
 func runJournal(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "check" && args[0] != "recover") {
 		fmt.Fprintln(e.stderr, "usage: lnpdb journal check|recover --db FILE")

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/diptest"
 	"github.com/lnpdb/lnpdb/internal/pdb"
 	"github.com/lnpdb/lnpdb/internal/testdb"
@@ -116,10 +115,7 @@ func TestKamailio(t *testing.T) {
 	root, err := filepath.Abs("../../testdata/softswitch")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	table := testdb.Build(t, lnpdb.Sample())
-	db, err := format.Open(table)
-	require.NoError(t, err)
-	defer db.Close()
+	db, table := testdb.OpenFile(t, lnpdb.Sample())
 	carriersPath := filepath.Join(root, "carriers.txt")
 	carriers, err := pdb.LoadCarriers(carriersPath)
 	require.NoError(t, err)

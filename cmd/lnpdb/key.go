@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-func init() {
-	register(command{name: "key", summary: "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", run: runKey})
-}
-
 func runKey(ctx context.Context, e *env, args []string) error {
 	if isStoreKeyCommand(args) {
 		return runStoreKey(ctx, e, args)

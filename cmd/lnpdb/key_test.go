@@ -48,11 +48,7 @@ func TestKeyNew(t *testing.T) {
 func TestKeyNewRefuses(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad")
 	require.NoError(t, os.WriteFile(bad, []byte("not a key line\n"), 0o600))
-	for _, c := range []struct {
-		args []string
-		code int
-		want string
-	}{
+	assertRefused(t, []string{"key"}, []refusal{
 		{nil, 2, "usage: lnpdb key new"},
 		{[]string{"list"}, 2, "--accounts DSN is required"},
 		{[]string{"rotate"}, 2, "usage: lnpdb key new"},
@@ -60,12 +56,7 @@ func TestKeyNewRefuses(t *testing.T) {
 		{[]string{"new", "--keys", bad}, 1, "does not parse"},
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "k"), "--rpm", "-1"}, 2, "--rpm"},
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "no", "such", "dir")}, 1, "no such file"},
-	} {
-		code, out, errOut := runCmd(t, append([]string{"key"}, c.args...)...)
-		assert.Equal(t, c.code, code, "%v", c.args)
-		assert.Contains(t, errOut, c.want, "%v", c.args)
-		assert.Empty(t, out, "no key printed on failure: %v", c.args)
-	}
+	})
 	b, _ := os.ReadFile(bad)
 	assert.Equal(t, "not a key line\n", string(b), "a broken file is left as it was")
 }

@@ -17,14 +17,6 @@ import (
 	"github.com/lnpdb/lnpdb/trust"
 )
 
-func init() {
-	register(command{
-		name:    "lookup",
-		summary: "look numbers up in a table and print the REST response bodies",
-		run:     runLookup,
-	})
-}
-
 // errorBody is the CONTRACT §6 error body, with the texts the REST API
 // answers (internal/httpapi).
 type errorBody struct {

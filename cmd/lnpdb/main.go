@@ -16,12 +16,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 )
 
-// command is one subcommand of the binary. Each lives in its own file and
-// registers itself from init, so commands stay independent of each other.
+// command is one subcommand of the binary. Each runs from its own file, so
+// commands stay independent of each other.
 type command struct {
 	name    string
 	summary string
@@ -35,13 +34,34 @@ type env struct {
 	stderr io.Writer
 }
 
-var commands = map[string]command{}
+// commands are the binary's subcommands, by name, in the order help lists
+// them.
+var commands = []command{
+	{"account", "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", runAccount},
+	{"apply", "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", runApply},
+	{"build", "build a table from a source directory", runBuild},
+	{"compact", "fold a table's pending updates into a new file, atomically", runCompact},
+	{"gen", "write a synthetic source directory of any size (for benchmarks and demos)", runGen},
+	{"inspect", "describe a table: sections, counts, sizes, checksums", runInspect},
+	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", runJournal},
+	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", runKey},
+	{"lookup", "look numbers up in a table and print the REST response bodies", runLookup},
+	{"price", "prices per lookup: price set|list --accounts DSN [--account ID]", runPrice},
+	{"pull", "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull URL FILE", runPull},
+	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", runServe},
+	{"usage", "the usage ledger: usage export --accounts DSN --month 2026-11 --format csv", runUsage},
+	{"verify", "check every checksum and record of a table (exit 1 if damaged)", runVerify},
+	{"wallet", "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", runWallet},
+}
 
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("lnpdb: command registered twice: " + c.name)
+// findCommand returns the command called name.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
 	}
-	commands[c.name] = c
+	return command{}, false
 }
 
 // errUsage marks an error whose message is a usage complaint: exit status 2.
@@ -70,7 +90,7 @@ func run(ctx context.Context, e *env, args []string) int {
 		}
 		return 0
 	}
-	c, ok := commands[args[0]]
+	c, ok := findCommand(args[0])
 	if !ok {
 		fmt.Fprintf(e.stderr, "lnpdb: unknown command %q\n\n", args[0])
 		usage(e.stderr)
@@ -97,13 +117,8 @@ func run(ctx context.Context, e *env, args []string) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: lnpdb <command> [flags] [args]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 }
 

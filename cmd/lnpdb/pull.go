@@ -10,10 +10,6 @@ import (
 	"github.com/lnpdb/lnpdb/internal/distribute"
 )
 
-func init() {
-	register(command{name: "pull", summary: "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull URL FILE", run: runPull})
-}
-
 func runPull(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "pull", "URL FILE")
 	keyFile := fs.String("key-file", "", "`file` holding the key to send as a bearer token (an admin key of an lnpdb origin's GET /admin/v1/table)")

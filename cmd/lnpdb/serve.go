@@ -22,10 +22,6 @@ import (
 	"github.com/lnpdb/lnpdb/internal/live"
 )
 
-func init() {
-	register(command{name: "serve", summary: "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", run: runServe})
-}
-
 // Server limits. Lookups answer in microseconds; the timeouts only bound
 // slow or stalled clients.
 const (

@@ -187,11 +187,7 @@ func TestServeRefuses(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, []byte("# nobody\n"), 0o600))
 	bad := filepath.Join(t.TempDir(), "bad")
 	require.NoError(t, os.WriteFile(bad, []byte("lnp_plaintextkey\n"), 0o600))
-	for _, c := range []struct {
-		args []string
-		code int
-		want string
-	}{
+	assertRefused(t, []string{"serve"}, []refusal{
 		{[]string{"--db", table}, 2, "refusing to serve"},
 		{[]string{"--db", table, "--keys", empty}, 1, "holds no keys"},
 		{[]string{"--db", table, "--keys", bad}, 1, "bad:1:"},
@@ -199,12 +195,7 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"--addr", "256.0.0.1:99999"}, 1, "--addr"},
 		{[]string{"--log-format", "xml"}, 2, "--log-format"},
 		{[]string{"extra"}, 2, "no arguments"},
-	} {
-		var out, errb bytes.Buffer
-		code := run(context.Background(), &env{stdout: &out, stderr: &errb}, append([]string{"serve"}, c.args...))
-		assert.Equal(t, c.code, code, "%v: %s", c.args, errb.String())
-		assert.Contains(t, errb.String(), c.want, "%v", c.args)
-	}
+	})
 }
 
 func TestServerBoundsSlowClients(t *testing.T) {

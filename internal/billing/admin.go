@@ -234,12 +234,18 @@ func (a *amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (a amount) get(field string) (Micros, error) {
+// decodeAmount decodes r's body into req, a request with one amount, and
+// returns that amount, a, the field called name on the wire: it is
+// required, in dollars.
+func decodeAmount(r *http.Request, req any, a *amount, name string) (Micros, error) {
+	if err := decode(r, req); err != nil {
+		return 0, err
+	}
 	switch {
 	case !a.set:
-		return 0, badRequest("%s is required: dollars, e.g. \"25.00\"", field)
+		return 0, badRequest("%s is required: dollars, e.g. \"25.00\"", name)
 	case a.err != nil:
-		return 0, badRequest("%s: %v", field, a.err)
+		return 0, badRequest("%s: %v", name, a.err)
 	}
 	return a.m, nil
 }
@@ -378,10 +384,7 @@ func (a *Admin) credit(r *http.Request) (int, any, error) {
 		Amount amount `json:"amount"`
 		Ref    string `json:"ref"`
 	}
-	if err := decode(r, &req); err != nil {
-		return 0, nil, err
-	}
-	m, err := req.Amount.get("amount")
+	m, err := decodeAmount(r, &req, &req.Amount, "amount")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -419,10 +422,7 @@ func (a *Admin) setPrice(r *http.Request) (int, any, error) {
 	var req struct {
 		Price amount `json:"price"`
 	}
-	if err := decode(r, &req); err != nil {
-		return 0, nil, err
-	}
-	p, err := req.Price.get("price")
+	p, err := decodeAmount(r, &req, &req.Price, "price")
 	if err != nil {
 		return 0, nil, err
 	}

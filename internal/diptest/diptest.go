@@ -1,7 +1,8 @@
 // Package diptest holds what the front ends' tests share: numbers of every
 // kind a number portability dip must tell apart, found in a table by asking
 // lrn.Lookup, so that the tests assert against the library rather than
-// against answers written by hand; and a fixed table to serve.
+// against answers written by hand; a fixed table to serve; and a front end
+// over the sample with both.
 package diptest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -22,6 +24,19 @@ type FixedTables struct{ db *format.DB }
 
 // DB returns the table.
 func (t FixedTables) DB() *format.DB { return t.db }
+
+// Sample builds and opens the embedded sample for a front end's test and
+// returns the front end that serve makes over it (the front end's New with
+// the sample as its fixed Tables), the table, and its numbers of every kind.
+func Sample[S any](t testing.TB, serve func(FixedTables) (S, error)) (S, *format.DB, Numbers) {
+	t.Helper()
+	db := testdb.Sample(t)
+	s, err := serve(Fixed(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, db, Find(t, db)
+}
 
 // Numbers are one number of each kind, canonical 11 digits (Invalid is not
 // a NANP number).

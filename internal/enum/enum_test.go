@@ -32,10 +32,7 @@ func enumName(number, suffix string) string {
 // and its numbers of every kind.
 func sampleHandler(t testing.TB) (*Handler, *format.DB, diptest.Numbers) {
 	t.Helper()
-	db := testdb.Sample(t)
-	h, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
-	return h, db, diptest.Find(t, db)
+	return diptest.Sample(t, func(tables diptest.FixedTables) (*Handler, error) { return New(Config{Tables: tables}) })
 }
 
 // query is the NAPTR question for number under e164.arpa.
@@ -86,11 +83,8 @@ func exchange(t *testing.T, network, addr, name string, qtype uint16) *dns.Msg {
 // TestAnswers asks every kind of number over UDP and TCP and checks the
 // answer against lrn.Lookup.
 func TestAnswers(t *testing.T) {
-	db := testdb.Sample(t)
-	h, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	h, db, nums := sampleHandler(t)
 	udp, tcp := serve(t, h)
-	nums := diptest.Find(t, db)
 	for _, net := range []struct{ name, addr string }{{"udp", udp}, {"tcp", tcp}} {
 		for _, k := range nums.All() {
 			t.Run(net.name+"/"+k[0], func(t *testing.T) {

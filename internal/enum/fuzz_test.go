@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/miekg/dns"
 )
@@ -15,11 +13,7 @@ import (
 // client's UDP buffer, and every NAPTR it writes holds a tel URI that lrn
 // reads back.
 func FuzzAnswer(f *testing.F) {
-	db := testdb.Sample(f)
-	h, err := New(Config{Tables: diptest.Fixed(db)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	h, _, _ := sampleHandler(f)
 	for _, q := range []struct {
 		name  string
 		qtype uint16

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,10 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// Now is the clock the golden answers are computed at: trust's recent
+// activations count back from it.
+var Now = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 // Case is one entry of a golden file: a lookup and its wire body.
 type Case struct {

@@ -283,13 +283,9 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	}
 	rec, err := db.ApplyBatch(ups, key)
 	if err != nil {
-		switch {
-		case errors.Is(err, format.ErrInvalidUpdate):
-			writeError(w, invalidUpdate(err, "nothing was applied"))
-		case errors.Is(err, format.ErrClosed):
-			writeError(w, errFeedClosing)
-		case errors.Is(err, format.ErrIdempotencyKeyReused):
-			writeError(w, errIdempotencyKeyReused)
+		switch e := refusedUpdate(err, "nothing was applied", format.ErrIdempotencyKeyReused); {
+		case e != nil:
+			writeError(w, e)
 		case errors.Is(err, format.ErrJournalBroken):
 			a.log.LogAttrs(r.Context(), slog.LevelError, "updates refused: the journal is unusable until a compaction rewrites it or the server restarts",
 				slog.Int("updates", len(ups)), slog.String("error", err.Error()))
@@ -319,11 +315,22 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	writeJSON(w, http.StatusOK, &res)
 }
 
-// invalidUpdate is the 400 answer to a batch refused with
-// format.ErrInvalidUpdate: what was wrong with it, and that nothing (what
-// was not done) came of it.
-func invalidUpdate(err error, notDone string) *apiError {
-	return invalidRequest("Invalid update: " + strings.TrimPrefix(err.Error(), "format: invalid update: ") + "; " + notDone)
+// refusedUpdate is the answer to a batch refused for what it is or when it
+// came, alike from the table and from the shared update log: 400 for an
+// invalid batch (what was wrong with it, and that nothing, notDone, came of
+// it), 503 while the feed is closing, 409 for an idempotency key the store
+// knows for other updates (keyReused, the store's error for it). Any other
+// error is nil: the caller logs and answers it.
+func refusedUpdate(err error, notDone string, keyReused error) *apiError {
+	switch {
+	case errors.Is(err, format.ErrInvalidUpdate):
+		return invalidRequest("Invalid update: " + strings.TrimPrefix(err.Error(), "format: invalid update: ") + "; " + notDone)
+	case errors.Is(err, format.ErrClosed):
+		return errFeedClosing
+	case errors.Is(err, keyReused):
+		return errIdempotencyKeyReused
+	}
+	return nil
 }
 
 // postToLog appends a parsed feed to the shared update log and answers once
@@ -335,13 +342,9 @@ func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key
 	defer cancel()
 	res, err := a.updlog.Post(ctx, ups, key, wait)
 	if err != nil {
-		switch {
-		case errors.Is(err, format.ErrInvalidUpdate):
-			writeError(w, invalidUpdate(err, "nothing was logged or applied"))
-		case errors.Is(err, format.ErrClosed):
-			writeError(w, errFeedClosing)
-		case errors.Is(err, updatelog.ErrKeyReused):
-			writeError(w, errIdempotencyKeyReused)
+		switch e := refusedUpdate(err, "nothing was logged or applied", updatelog.ErrKeyReused); {
+		case e != nil:
+			writeError(w, e)
 		case errors.Is(err, updatelog.ErrUnavailable):
 			a.log.LogAttrs(r.Context(), slog.LevelError, "updates refused: the shared update log is unreachable",
 				slog.Int("updates", len(ups)), slog.String("error", err.Error()))

@@ -72,41 +72,32 @@ func (h *Handler) restLRN(w *recorder, r *http.Request) {
 }
 
 func (h *Handler) restCNAM(w *recorder, r *http.Request) {
-	req := &w.phoneReq
-	db, key := h.begin(w, r, req, &req.PhoneNumber)
-	if db == nil {
-		return
-	}
-	var err error
-	w.cnamRes, err = cnam.Lookup(db, *req.PhoneNumber)
-	if h.finish(w, r, key, kindCNAM, kindCNAM, err) {
-		writeJSON(w, http.StatusOK, &w.cnamRes)
-	}
+	restPhone(h, w, r, kindCNAM, &w.cnamRes, cnam.Lookup)
 }
 
 func (h *Handler) restMessaging(w *recorder, r *http.Request) {
-	req := &w.phoneReq
-	db, key := h.begin(w, r, req, &req.PhoneNumber)
-	if db == nil {
-		return
-	}
-	var err error
-	w.msgRes, err = messaging.Lookup(db, *req.PhoneNumber)
-	if h.finish(w, r, key, kindMessaging, kindMessaging, err) {
-		writeJSON(w, http.StatusOK, &w.msgRes)
-	}
+	restPhone(h, w, r, kindMessaging, &w.msgRes, messaging.Lookup)
 }
 
 func (h *Handler) restTrust(w *recorder, r *http.Request) {
+	restPhone(h, w, r, kindTrust, &w.trustRes, func(db *format.DB, number string) (trust.Result, error) {
+		return trust.Lookup(db, number, trust.Options{Now: h.now()})
+	})
+}
+
+// restPhone answers a lookup of kind whose body is only the number: CNAM,
+// messaging and trust. The answer goes to *res, the recorder's own, so that
+// it is not allocated per request.
+func restPhone[R any](h *Handler, w *recorder, r *http.Request, kind string, res *R, lookup func(*format.DB, string) (R, error)) {
 	req := &w.phoneReq
 	db, key := h.begin(w, r, req, &req.PhoneNumber)
 	if db == nil {
 		return
 	}
 	var err error
-	w.trustRes, err = trust.Lookup(db, *req.PhoneNumber, trust.Options{Now: h.now()})
-	if h.finish(w, r, key, kindTrust, kindTrust, err) {
-		writeJSON(w, http.StatusOK, &w.trustRes)
+	*res, err = lookup(db, *req.PhoneNumber)
+	if h.finish(w, r, key, kind, kind, err) {
+		writeJSON(w, http.StatusOK, res)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 )
@@ -25,13 +24,7 @@ import (
 // where the test may replace it.
 func tableServer(t *testing.T) (*adminServer, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "us.lnpdb")
-	b, err := os.ReadFile(testdb.Build(t, lnpdb.Sample()))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-	db, err := format.Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db, path := testdb.OpenFile(t, lnpdb.Sample())
 	return newAdminServerOn(t, db), path
 }
 

@@ -63,10 +63,7 @@ func TestWatchReloadsAndRefusesDamage(t *testing.T) {
 // Past the threshold, an applied batch starts a compaction; Stop waits for
 // it, and the compacted file is the one served.
 func TestThresholdCompactionAndStop(t *testing.T) {
-	path := testdb.Build(t, mini)
-	db, err := format.Open(path)
-	require.NoError(t, err)
-	defer db.Close()
+	db := testdb.Open(t, mini)
 	r, err := Start(Config{DB: db, CompactAt: 2})
 	require.NoError(t, err)
 	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550199, LRN: 2025569000, SPID: "2002"}}))

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 // FuzzParseRequest: any datagram decodes or is refused without a panic; a
@@ -53,11 +52,7 @@ func FuzzParseRequest(f *testing.F) {
 // FuzzAnswer: the server's whole handling of a datagram never panics and
 // only ever sends a well-formed reply.
 func FuzzAnswer(f *testing.F) {
-	db := testdb.Sample(f)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	s, _, _ := diptest.Sample(f, func(tables diptest.FixedTables) (*Server, error) { return New(Config{Tables: tables}) })
 	f.Add([]byte{1, 0, 0, 18, 0x12, 0x34, '1', '2', '0', '1', '4', '8', '1', '4', '5', '6', '7', 0})
 	f.Add([]byte("12025550123"))
 	f.Add([]byte{1, 0, 0, 10, 0, 1, '+', '1', '2', 0})

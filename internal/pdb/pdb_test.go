@@ -21,14 +21,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func testServer(t *testing.T) (*Server, *format.DB) {
+// testServer returns a server of the sample table with the carriers of
+// testdata/carriers.txt, the table, and its numbers of every kind.
+func testServer(t *testing.T) (*Server, *format.DB, diptest.Numbers) {
 	t.Helper()
-	db := testdb.Sample(t)
 	carriers, err := LoadCarriers("testdata/carriers.txt")
 	require.NoError(t, err)
-	s, err := New(Config{Tables: diptest.Fixed(db), Carriers: carriers})
-	require.NoError(t, err)
-	return s, db
+	return diptest.Sample(t, func(tables diptest.FixedTables) (*Server, error) {
+		return New(Config{Tables: tables, Carriers: carriers})
+	})
 }
 
 func unhex(t *testing.T, s string) []byte {
@@ -39,7 +40,7 @@ func unhex(t *testing.T, s string) []byte {
 }
 
 func TestVectors(t *testing.T) {
-	s, _ := testServer(t)
+	s, _, _ := testServer(t)
 	f, err := os.Open("testdata/vectors.txt")
 	require.NoError(t, err)
 	defer f.Close()
@@ -72,8 +73,7 @@ func TestVectors(t *testing.T) {
 // TestAnswersMatchLookup checks every kind of number against lrn.Lookup and
 // the carrier file, rather than against bytes written by hand.
 func TestAnswersMatchLookup(t *testing.T) {
-	s, db := testServer(t)
-	nums := diptest.Find(t, db)
+	s, db, nums := testServer(t)
 	for i, k := range nums.All() {
 		t.Run(k[0], func(t *testing.T) {
 			q, err := AppendRequest(nil, uint16(i+100), k[1])
@@ -153,8 +153,7 @@ func TestRequestRoundTrip(t *testing.T) {
 }
 
 func TestAnswerAllocs(t *testing.T) {
-	s, db := testServer(t)
-	nums := diptest.Find(t, db)
+	s, _, nums := testServer(t)
 	q, err := AppendRequest(nil, 1, nums.Ported)
 	require.NoError(t, err)
 	buf := make([]byte, 0, MaxPacket)
@@ -164,8 +163,7 @@ func TestAnswerAllocs(t *testing.T) {
 
 // TestServeUDP answers over loopback on IPv4 and IPv6, and shuts down.
 func TestServeUDP(t *testing.T) {
-	s, db := testServer(t)
-	nums := diptest.Find(t, db)
+	s, db, nums := testServer(t)
 	want, err := lrn.Lookup(db, nums.Pooled, lrn.Options{})
 	require.NoError(t, err)
 	var served []chan error
@@ -221,8 +219,7 @@ func TestServeUDP(t *testing.T) {
 // TestLiveUpdate: a port applied to the served table changes the next
 // answer's carrier, with no restart.
 func TestLiveUpdate(t *testing.T) {
-	s, db := testServer(t)
-	nums := diptest.Find(t, db)
+	s, db, nums := testServer(t)
 	home, err := lrn.Lookup(db, nums.Home, lrn.Options{})
 	require.NoError(t, err)
 	q, err := AppendRequest(nil, 1, nums.Home)

@@ -143,14 +143,9 @@ func (s *Server) readOne(conn net.PacketConn) error {
 			}
 			continue
 		}
-		if errors.Is(err, net.ErrClosed) {
-			return nil
+		if end, err := udpbatch.ReadEnd(err, "pdb: reading"); end {
+			return err
 		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			continue
-		}
-		return fmt.Errorf("pdb: reading: %w", err)
 	}
 }
 

@@ -5,19 +5,12 @@ import (
 	"testing"
 
 	"github.com/emiago/sipgo/sip"
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 )
 
 // BenchmarkRespondWire is one INVITE's work besides the socket: parse it
 // (sipgo), answer it, write the response.
 func BenchmarkRespondWire(b *testing.B) {
-	db := testdb.Sample(b)
-	nums := diptest.Find(b, db)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, _, nums := sampleServer(b)
 	wire := []byte(invite("INVITE", "sip:+"+nums.Ported+"@example.net", "127.0.0.1:5099", 1))
 	p := sip.NewParser()
 	var out strings.Builder

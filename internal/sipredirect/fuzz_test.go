@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/emiago/sipgo/sip"
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -15,11 +13,7 @@ import (
 // Contact of every 302 it makes from a dip holds the dip's result, which
 // lrn reads back.
 func FuzzRespond(f *testing.F) {
-	db := testdb.Sample(f)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	s, db, _ := sampleServer(f)
 	for _, ruri := range []string{
 		"sip:+12014814567@example.net",
 		"sip:12052890123@10.0.0.1:5080;user=phone",
@@ -80,11 +74,7 @@ func FuzzRespond(f *testing.F) {
 // FuzzAnswerDatagram: the UDP path, from raw bytes to the response sent,
 // never panics, and what it sends parses as a SIP response.
 func FuzzAnswerDatagram(f *testing.F) {
-	db := testdb.Sample(f)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	s, _, _ := sampleServer(f)
 	f.Add([]byte(invite("INVITE", "sip:+12014814567@example.net", "127.0.0.1:5099", 1)))
 	f.Add([]byte(invite("OPTIONS", "sip:example.net", "127.0.0.1:5099", 2)))
 	f.Add([]byte("\r\n\r\n"))

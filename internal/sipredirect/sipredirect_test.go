@@ -19,6 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// sampleServer returns a server of the sample table, the table, and its
+// numbers of every kind.
+func sampleServer(t testing.TB) (*Server, *format.DB, diptest.Numbers) {
+	t.Helper()
+	return diptest.Sample(t, func(tables diptest.FixedTables) (*Server, error) { return New(Config{Tables: tables}) })
+}
+
 func invite(method, ruri, laddr string, cseq int) string {
 	return fmt.Sprintf("%[1]s %[2]s SIP/2.0\r\n"+
 		"Via: SIP/2.0/UDP %[3]s;branch=z9hG4bK-%[4]d-test;rport\r\n"+
@@ -96,11 +103,8 @@ func contactOf(t *testing.T, res *sip.Response) string {
 // TestRedirect sends INVITEs for every kind of number, in every request URI
 // form, and checks each answer against lrn.Lookup.
 func TestRedirect(t *testing.T) {
-	db := testdb.Sample(t)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	s, db, nums := sampleServer(t)
 	c := startUDP(t, s)
-	nums := diptest.Find(t, db)
 	for _, k := range nums.All() {
 		for _, form := range []string{"sip:+%s@example.net", "sip:%s@example.net;user=phone", "sip:%.0s%s@10.0.0.1:5080", "tel:+%s"} {
 			var ruri string
@@ -172,10 +176,7 @@ func TestAlreadyDipped(t *testing.T) {
 }
 
 func TestMethodsAndAllowList(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	s, db, nums := sampleServer(t)
 	c := startUDP(t, s)
 
 	assert.Equal(t, 200, ask(t, c, "OPTIONS", "sip:example.net").StatusCode, "health probe")
@@ -197,10 +198,7 @@ func TestMethodsAndAllowList(t *testing.T) {
 }
 
 func TestTCP(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	s, db, nums := sampleServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -232,10 +230,7 @@ func TestTCP(t *testing.T) {
 // TestLiveUpdate: a port applied to the served table changes the next
 // redirect, with no restart.
 func TestLiveUpdate(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	s, db, nums := sampleServer(t)
 	req := func() *sip.Request {
 		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Home+"@example.net", "127.0.0.1:5099", 1)))
 		require.NoError(t, err)
@@ -254,10 +249,7 @@ func TestLiveUpdate(t *testing.T) {
 // TestStatelessTag: a retransmitted request gets the same To tag (RFC 3261
 // §8.2.7), another request another one, and the request is left as it came.
 func TestStatelessTag(t *testing.T) {
-	db := testdb.Sample(t)
-	nums := diptest.Find(t, db)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
+	s, _, nums := sampleServer(t)
 	parse := func(cseq int) *sip.Request {
 		m, err := sip.ParseMessage([]byte(invite("INVITE", "sip:+"+nums.Ported+"@example.net", "127.0.0.1:5099", cseq)))
 		require.NoError(t, err)
@@ -280,10 +272,7 @@ func TestStatelessTag(t *testing.T) {
 // TestDatagramsNotAnswered: an ACK and a response, with or without leading
 // CRLFs, get no answer, while the INVITE they follow does.
 func TestDatagramsNotAnswered(t *testing.T) {
-	db := testdb.Sample(t)
-	s, err := New(Config{Tables: diptest.Fixed(db)})
-	require.NoError(t, err)
-	nums := diptest.Find(t, db)
+	s, _, nums := sampleServer(t)
 	ruri := "sip:+" + nums.Ported + "@example.net"
 	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5099}
 	inv := invite("INVITE", ruri, from.String(), 7)

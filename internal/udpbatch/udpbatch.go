@@ -75,6 +75,21 @@ func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler) er
 	return err
 }
 
+// ReadEnd says whether a read error ends a socket's loop, and with what:
+// a closed socket ends it with nil (the server is shutting down), a timeout
+// does not end it (a read deadline passed), and anything else ends it with
+// the error, wrapped as "what: err".
+func ReadEnd(err error, what string) (end bool, _ error) {
+	if errors.Is(err, net.ErrClosed) {
+		return true, nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false, nil
+	}
+	return true, fmt.Errorf("%s: %w", what, err)
+}
+
 func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
 	in := make([]ipv4.Message, Batch)
 	inBuf := make([]byte, Batch*(maxDatagram+1))
@@ -86,14 +101,10 @@ func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
 	for {
 		n, err := bc.ReadBatch(in, 0)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
+			if end, err := ReadEnd(err, "reading"); end {
+				return err
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return fmt.Errorf("reading: %w", err)
+			continue
 		}
 		w.reset()
 		for i := range n {

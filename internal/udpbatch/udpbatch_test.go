@@ -212,3 +212,28 @@ type discardConn struct{}
 
 func (discardConn) ReadBatch([]ipv4.Message, int) (int, error)       { return 0, net.ErrClosed }
 func (discardConn) WriteBatch(ms []ipv4.Message, _ int) (int, error) { return len(ms), nil }
+
+// TestReadEnd: a closed socket ends a loop cleanly, a read deadline does
+// not end it, any other error ends it with the error, wrapped.
+func TestReadEnd(t *testing.T) {
+	conn, err := net.ListenUDP("udp", mustResolve(t, "127.0.0.1:0"))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Millisecond)))
+	_, _, timeout := conn.ReadFrom(make([]byte, 1))
+	require.Error(t, timeout)
+	end, err := ReadEnd(timeout, "reading")
+	assert.False(t, end)
+	assert.NoError(t, err)
+
+	require.NoError(t, conn.Close())
+	_, _, closed := conn.ReadFrom(make([]byte, 1))
+	end, err = ReadEnd(closed, "reading")
+	assert.True(t, end)
+	assert.NoError(t, err)
+
+	other := errors.New("no buffer space")
+	end, err = ReadEnd(other, "pdb: reading")
+	assert.True(t, end)
+	assert.ErrorIs(t, err, other)
+	assert.Equal(t, "pdb: reading: no buffer space", err.Error())
+}

@@ -172,12 +172,13 @@ func TestNodesApplyTheSameOrder(t *testing.T) {
 func TestReapplyingChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	l := openLog(t, testpg.New(t))
-	path := testdb.Build(t, lnpdb.Sample())
-	db, err := format.Open(path)
-	require.NoError(t, err)
+	db, path := testdb.OpenFile(t, lnpdb.Sample())
 	f := follow(t, l, db, "n1")
 	r := rand.New(rand.NewPCG(3, 4))
-	var last Result
+	var (
+		last Result
+		err  error
+	)
 	for range 30 {
 		last, err = f.Post(ctx, randomBatch(r, 10), "", 1)
 		require.NoError(t, err)
@@ -419,10 +420,7 @@ func TestListenConnectionLost(t *testing.T) {
 func TestStateWriteFails(t *testing.T) {
 	ctx := context.Background()
 	l := openLog(t, testpg.New(t))
-	path := testdb.Build(t, lnpdb.Sample())
-	db, err := format.Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	db, path := testdb.OpenFile(t, lnpdb.Sample())
 	blocker := StatePath(path) + ".tmp"
 	require.NoError(t, os.Mkdir(blocker, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(blocker, "x"), nil, 0o644)) // not removable as a file

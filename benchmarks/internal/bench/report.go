@@ -406,28 +406,39 @@ func labels(rs []*Results) []string {
 	return l
 }
 
-func ns(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1f µs", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f ns", v)
-	}
-	return fmt.Sprintf("%.1f ns", v)
+// step is one range of a figure's print: from the threshold up, v/div
+// printed with format.
+type step struct {
+	from, div float64
+	format    string
 }
 
-func x(v float64) string {
-	switch {
-	case v == 0:
-		return "—"
-	case v >= 100:
-		return fmt.Sprintf("%.0f×", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f×", v)
+// scaled prints v by the first step whose threshold it reaches; the last
+// step prints anything below them all.
+func scaled(v float64, steps []step) string {
+	s := steps[len(steps)-1]
+	for _, t := range steps {
+		if v >= t.from {
+			s = t
+			break
+		}
 	}
-	return fmt.Sprintf("%.2f×", v)
+	return fmt.Sprintf(s.format, v/s.div)
+}
+
+var (
+	nsSteps   = []step{{1e6, 1e6, "%.2f ms"}, {1e4, 1e3, "%.1f µs"}, {100, 1, "%.0f ns"}, {0, 1, "%.1f ns"}}
+	xSteps    = []step{{100, 1, "%.0f×"}, {10, 1, "%.1f×"}, {0, 1, "%.2f×"}}
+	secsSteps = []step{{120, 60, "%.1f min"}, {10, 1, "%.0f s"}, {0, 1, "%.2f s"}}
+)
+
+func ns(v float64) string { return scaled(v, nsSteps) }
+
+func x(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return scaled(v, xSteps)
 }
 
 func num(v float64) string {
@@ -438,15 +449,10 @@ func num(v float64) string {
 }
 
 func secs(s float64) string {
-	switch {
-	case s == 0:
+	if s == 0 {
 		return "—"
-	case s >= 120:
-		return fmt.Sprintf("%.1f min", s/60)
-	case s >= 10:
-		return fmt.Sprintf("%.0f s", s)
 	}
-	return fmt.Sprintf("%.2f s", s)
+	return scaled(s, secsSteps)
 }
 
 func bytesStr(b int64) string {
