@@ -25,62 +25,53 @@ import (
 // that no exit, not even a crash, leaves one behind; where it does not, it
 // is removed when the Writer is closed.
 
-// rowCodec turns a payload into a fixed number of bytes and back.
+// rowCodec turns a payload into its record field values and back; a spill
+// record stores each field as a u32 (every field of every section fits).
 type rowCodec[T any] struct {
-	size    int // payload bytes in a spill record
-	memSize int // bytes of an entry in memory
-	put     func(p []byte, v T)
-	get     func(p []byte) T
-	// vals and fromVals turn a payload into its record field values and
-	// back.
+	fields   int // field values in a payload
+	memSize  int // bytes of an entry in memory
 	vals     func(T) fieldValues
 	fromVals func(*fieldValues) T
 }
 
-func newCodec[T any](size int, put func([]byte, T), get func([]byte) T, vals func(T) fieldValues, fromVals func(*fieldValues) T) *rowCodec[T] {
-	return &rowCodec[T]{size: size, memSize: int(unsafe.Sizeof(entry[T]{})), put: put, get: get, vals: vals, fromVals: fromVals}
+func newCodec[T any](fields int, vals func(T) fieldValues, fromVals func(*fieldValues) T) *rowCodec[T] {
+	return &rowCodec[T]{fields: fields, memSize: int(unsafe.Sizeof(entry[T]{})), vals: vals, fromVals: fromVals}
 }
 
-func (c *rowCodec[T]) recSize() int { return 8 + c.size }
+func (c *rowCodec[T]) recSize() int { return 8 + 4*c.fields }
+
+func (c *rowCodec[T]) put(p []byte, v T) {
+	vals := c.vals(v)
+	for i := range c.fields {
+		binary.LittleEndian.PutUint32(p[4*i:], uint32(vals[i]))
+	}
+}
+
+func (c *rowCodec[T]) get(p []byte) T {
+	var vals fieldValues
+	for i := range c.fields {
+		vals[i] = uint64(binary.LittleEndian.Uint32(p[4*i:]))
+	}
+	return c.fromVals(&vals)
+}
 
 var (
-	portedCodec = newCodec(8, func(p []byte, v portedRow) {
-		binary.LittleEndian.PutUint32(p, v.pair)
-		binary.LittleEndian.PutUint32(p[4:], v.act)
-	}, func(p []byte) portedRow {
-		return portedRow{pair: binary.LittleEndian.Uint32(p), act: binary.LittleEndian.Uint32(p[4:])}
-	}, func(v portedRow) fieldValues {
+	portedCodec = newCodec(2, func(v portedRow) fieldValues {
 		return fieldValues{uint64(v.pair), uint64(v.act)}
 	}, func(v *fieldValues) portedRow {
 		return portedRow{pair: uint32(v[0]), act: uint32(v[1])}
 	})
-	messagingCodec = newCodec(4, func(p []byte, v messagingRow) {
-		binary.LittleEndian.PutUint32(p, v.tuple)
-	}, func(p []byte) messagingRow {
-		return messagingRow{tuple: binary.LittleEndian.Uint32(p)}
-	}, func(v messagingRow) fieldValues {
+	messagingCodec = newCodec(1, func(v messagingRow) fieldValues {
 		return fieldValues{uint64(v.tuple)}
 	}, func(v *fieldValues) messagingRow {
 		return messagingRow{tuple: uint32(v[0])}
 	})
-	cnamCodec = newCodec(4, func(p []byte, v cnamRow) {
-		binary.LittleEndian.PutUint32(p, v.name)
-	}, func(p []byte) cnamRow {
-		return cnamRow{name: binary.LittleEndian.Uint32(p)}
-	}, func(v cnamRow) fieldValues {
+	cnamCodec = newCodec(1, func(v cnamRow) fieldValues {
 		return fieldValues{uint64(v.name)}
 	}, func(v *fieldValues) cnamRow {
 		return cnamRow{name: uint32(v[0])}
 	})
-	trustCodec = newCodec(13, func(p []byte, v trustRow) {
-		p[0] = v.spam
-		binary.LittleEndian.PutUint32(p[1:], v.complaints)
-		binary.LittleEndian.PutUint32(p[5:], v.first)
-		binary.LittleEndian.PutUint32(p[9:], v.last)
-	}, func(p []byte) trustRow {
-		return trustRow{spam: p[0], complaints: binary.LittleEndian.Uint32(p[1:]),
-			first: binary.LittleEndian.Uint32(p[5:]), last: binary.LittleEndian.Uint32(p[9:])}
-	}, func(v trustRow) fieldValues {
+	trustCodec = newCodec(4, func(v trustRow) fieldValues {
 		return fieldValues{uint64(v.spam), uint64(v.complaints), uint64(v.first), uint64(v.last)}
 	}, func(v *fieldValues) trustRow {
 		return trustRow{spam: uint8(v[0]), complaints: uint32(v[1]), first: uint32(v[2]), last: uint32(v[3])}

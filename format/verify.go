@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -126,14 +127,7 @@ func (s *snapshot) verifyNumSection(sec *numSection, spec *numSpec) error {
 	return nil
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // verifyPartition checks one NPA's table against everything a lookup
 // relies on: each bucket holds at most its slots, with no stray bits;

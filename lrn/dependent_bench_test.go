@@ -16,7 +16,7 @@ import (
 // cannot start a lookup before the previous one has answered. x-floor is
 // the time over the memory floor's dependent read for a buffer the size of
 // the table, measured in the same run (on the sample table both fit in the
-// cache: the figure that matters is BenchmarkLargeDependentLookup's).
+// cache: the figure that matters is BenchmarkLargeLookup's "-dependent" cases).
 func BenchmarkDependentLookup(b *testing.B) {
 	db := testdb.Sample(b)
 	numbers := benchNumbers(b, 4096)
@@ -26,18 +26,6 @@ func BenchmarkDependentLookup(b *testing.B) {
 			benchDependent(b, db, numbers, bo.opt)
 			b.ReportMetric(floor, "floor-ns")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-floor")
-		})
-	}
-}
-
-// BenchmarkLargeDependentLookup is BenchmarkDependentLookup on the
-// generated table of -bench.ported numbers.
-func BenchmarkLargeDependentLookup(b *testing.B) {
-	db, numbers := largeTable(b)
-	for _, bo := range benchOptions {
-		b.Run(bo.name, func(b *testing.B) {
-			benchDependent(b, db, numbers, bo.opt)
-			reportFloor(b, 1)
 		})
 	}
 }

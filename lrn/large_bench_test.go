@@ -135,6 +135,11 @@ func BenchmarkLargeLookup(b *testing.B) {
 			benchLookup(b, db, numbers, bo.opt)
 			reportFloor(b, 1)
 		})
+		// The same lookups in a chain (BenchmarkDependentLookup).
+		b.Run(bo.name+"-dependent", func(b *testing.B) {
+			benchDependent(b, db, numbers, bo.opt)
+			reportFloor(b, 1)
+		})
 	}
 }
 
