@@ -58,3 +58,5 @@ func (r *region) Close() error {
 	return syscall.Munmap(b)
 }
 func (r *region) Placement() string { return "file mapping" }
+
+func newRegion(b, mem []byte, placement string) *region { return &region{b: b} }
