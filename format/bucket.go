@@ -172,8 +172,14 @@ func (s *numSection) find(m []byte, q *probe) error {
 	off := q.off
 	end := pt.base + int64(pt.nphys)*bucketBytes
 	for disp := uint64(0); ; disp++ {
-		b := m[off : off+2*bucketBytes : off+2*bucketBytes]
-		hdr := b[0]
+		// The bucket's eight words, and two zero words after them: every
+		// read below stays in this one cache line.
+		var w [bucketBytes/8 + 2]uint64
+		b := m[off : off+bucketBytes : off+bucketBytes]
+		for i := range bucketBytes / 8 {
+			w[i] = binary.LittleEndian.Uint64(b[8*i:])
+		}
+		hdr := byte(w[0])
 		cnt := uint64(hdr & slotMask)
 		if cnt > pt.slots {
 			return errCorruptRecord
@@ -185,12 +191,12 @@ func (s *numSection) find(m []byte, q *probe) error {
 		want := pt.keyPart(rem, disp)
 		bit := uint(bucketHeaderBits)
 		for range cnt {
-			v := binary.LittleEndian.Uint64(b[bit/8:]) >> (bit % 8) & kmask
+			v := wordsAt(&w, bit) & kmask
 			if d := v >> pt.rbits; d < disp || d == disp && v > want {
 				return nil // a later home's key, or a larger key of this home: not stored
 			} else if v == want {
 				bit += kbits
-				q.w = loadWindow((*[17]byte)(b[bit/8:]), bit%8)
+				q.w = window{wordsAt(&w, bit), wordsAt(&w, bit+64)}
 				q.hit = true
 				return nil
 			}
@@ -206,6 +212,16 @@ func (s *numSection) find(m []byte, q *probe) error {
 			return nil
 		}
 	}
+}
+
+// wordsAt returns the 64 bits of w from bit pos on (pos < 512+64; the
+// words past the bucket are zero).
+func wordsAt(w *[bucketBytes/8 + 2]uint64, pos uint) uint64 {
+	i, s := pos/64, pos%64
+	if s == 0 {
+		return w[i]
+	}
+	return w[i]>>s | w[i+1]<<(64-s)
 }
 
 // field returns field i of an entry's fields.
