@@ -2,6 +2,7 @@ package format
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +66,7 @@ func parseSmaps(r io.Reader) ([]vma, error) {
 	return out, sc.Err()
 }
 
-func readSmaps(t *testing.T) []vma {
+func readSmaps(t testing.TB) []vma {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if os.IsNotExist(err) {
@@ -232,4 +233,45 @@ func TestRegionHugeCopyReadError(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.Contains(t, err.Error(), path)
 	assert.Equal(t, before, hugeAdvisedBytes(t), "a failed copy left its mapping behind")
+}
+
+var regionSink uint64
+
+// BenchmarkRegionRandomRead reads 8 bytes at a random offset of a 256 MiB
+// file, each offset depending on the bytes read before it, so that every
+// read waits for the previous one: the latency a lookup pays per random
+// access, with the file mapped (plain) and copied onto huge pages (huge).
+// anonhuge-MiB is how much of the region the kernel backed with huge pages.
+func BenchmarkRegionRandomRead(b *testing.B) {
+	const size = 256 << 20
+	path, _ := writeRandomFile(b, b.TempDir(), size)
+	for _, mode := range []struct {
+		name string
+		huge bool
+	}{{"plain", false}, {"huge", true}} {
+		r, err := openRegion(path, mode.huge)
+		require.NoError(b, err)
+		buf := r.Bytes()
+		var sum byte
+		for i := 0; i < len(buf); i += 4096 {
+			sum += buf[i] // fault every page in before timing
+		}
+		var anonHuge int64
+		for _, v := range covering(readSmaps(b), buf) {
+			anonHuge += v.kB["AnonHugePages"]
+		}
+		b.Run(mode.name, func(b *testing.B) {
+			const mask = size/8 - 1
+			x := uint64(sum)
+			for i := 0; b.Loop(); i++ {
+				// The index mixes in i so that the walk never enters a
+				// short cycle that would fit in the caches.
+				j := (x ^ uint64(i)*0x9e3779b97f4a7c15) & mask
+				x = binary.LittleEndian.Uint64(buf[j*8:])
+			}
+			regionSink = x
+			b.ReportMetric(float64(anonHuge)/1024, "anonhuge-MiB")
+		})
+		require.NoError(b, r.Close())
+	}
 }

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -111,43 +110,5 @@ func TestRegionLikeMmapReaderAt(t *testing.T) {
 				check("closed twice")
 			})
 		}
-	}
-}
-
-var regionSink uint64
-
-// BenchmarkRegionRandomRead reads 8 bytes at a random offset of a 256 MiB
-// file, each offset depending on the bytes read before it, so that every
-// read waits for the previous one: the latency a lookup pays per random
-// access, with the file mapped (plain) and copied onto huge pages (huge).
-func BenchmarkRegionRandomRead(b *testing.B) {
-	const size = 256 << 20
-	path, _ := writeRandomFile(b, b.TempDir(), size)
-	for _, mode := range []struct {
-		name string
-		huge bool
-	}{{"plain", false}, {"huge", true}} {
-		b.Run(mode.name, func(b *testing.B) {
-			r, err := openRegion(path, mode.huge)
-			require.NoError(b, err)
-			defer r.Close()
-			buf := r.Bytes()
-			var sum byte
-			for i := 0; i < len(buf); i += 4096 {
-				sum += buf[i] // fault every page in before timing
-			}
-			const mask = size/8 - 1
-			x := uint64(sum)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				// The index mixes in i so that the walk never enters a
-				// short cycle that would fit in the caches.
-				j := (x ^ uint64(i)*0x9e3779b97f4a7c15) & mask
-				x = binary.LittleEndian.Uint64(buf[j*8:])
-			}
-			b.StopTimer()
-			regionSink = x
-			b.Logf("%s: %s", mode.name, r.Placement())
-		})
 	}
 }
