@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -274,4 +276,23 @@ func BenchmarkRegionRandomRead(b *testing.B) {
 		})
 		require.NoError(b, r.Close())
 	}
+}
+
+// TestRegionUnreachableIsUnmapped drops a huge-page copy without Close: the
+// garbage collector must unmap it, as it does an unclosed mmap.ReaderAt.
+func TestRegionUnreachableIsUnmapped(t *testing.T) {
+	path, _ := writeRandomFile(t, t.TempDir(), 2<<20+1)
+	before := hugeAdvisedBytes(t)
+	func() {
+		r, err := openRegion(path, true)
+		require.NoError(t, err)
+		require.Equal(t, 2<<20+1, r.Len())
+	}()
+	require.Greater(t, hugeAdvisedBytes(t), before)
+	deadline := time.Now().Add(5 * time.Second)
+	for hugeAdvisedBytes(t) != before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, before, hugeAdvisedBytes(t), "an unreachable region stayed mapped")
 }
