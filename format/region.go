@@ -38,10 +38,13 @@ var errRegionClosed = errors.New("format: region closed")
 // table instead of one per 4 KiB, which removes most page walks from the hot
 // path of a table much larger than the CPU caches:
 //
-//   - A file on tmpfs is mapped as it is and advised MADV_HUGEPAGE. On a
-//     tmpfs mounted with huge=always (or huge=within_size, or huge=advise
-//     thanks to the advice) the file's pages are huge already and the
-//     mapping uses them; nothing is copied and no memory is added.
+//   - A file on tmpfs is mapped as it is and advised MADV_HUGEPAGE; nothing
+//     is copied and no memory is added. On a tmpfs mounted huge=always (or
+//     huge=within_size) the file's pages were allocated huge when it was
+//     written, and the mapping uses them; on other tmpfs mounts the pages
+//     stay small, and the advice at most lets khugepaged collapse them
+//     later. Copy the table onto such a mount (mount -t tmpfs -o
+//     huge=always) to get huge pages without a copy in every process.
 //   - Any other file is copied into anonymous memory aligned to 2 MiB and
 //     advised MADV_HUGEPAGE before it is first touched, so the kernel backs
 //     it with huge pages as it is filled; the copy is then made read-only.
