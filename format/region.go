@@ -34,9 +34,9 @@ var errRegionClosed = errors.New("format: region closed")
 // pressure, and cost nothing to open. On systems without mmap (anything not
 // unix) the file is read into the Go heap instead.
 //
-// With huge true, a lookup's random read costs one TLB entry per 2 MiB of
-// table instead of one per 4 KiB, which removes most page walks from the hot
-// path of a table much larger than the CPU caches:
+// With huge true, the table takes one TLB entry per 2 MiB instead of one per
+// 4 KiB, which spares most random reads of a table much larger than the CPU
+// caches a page-table walk:
 //
 //   - A file on tmpfs is mapped as it is and advised MADV_HUGEPAGE; nothing
 //     is copied and no memory is added. On a tmpfs mounted huge=always (or
@@ -55,7 +55,7 @@ var errRegionClosed = errors.New("format: region closed")
 // page cache, read once to fill it, is reclaimable afterwards. While a
 // reload or a compaction switches tables, old and new are both held, so
 // count twice the table size. Opening costs one sequential read of the
-// file (about a second per GB from page cache, more from disk). It only
+// file into fresh memory. It only
 // takes effect when transparent huge pages are enabled as "madvise" or
 // "always" in /sys/kernel/mm/transparent_hugepage/enabled ("never" leaves
 // the copy on 4 KiB pages: all of the cost, none of the gain); AnonHugePages

@@ -253,8 +253,10 @@ func BenchmarkRegionRandomRead(b *testing.B) {
 		name string
 		huge bool
 	}{{"plain", false}, {"huge", true}} {
+		t0 := time.Now()
 		r, err := openRegion(path, mode.huge)
 		require.NoError(b, err)
+		b.Logf("%s: %s opened in %v", mode.name, r.Placement(), time.Since(t0))
 		buf := r.Bytes()
 		var sum byte
 		for i := 0; i < len(buf); i += 4096 {
