@@ -206,7 +206,9 @@ func TestRegionHugeTmpfs(t *testing.T) {
 		assert.Contains(t, v.flags, "ms", "mapping %x-%x is not the shared file mapping", v.start, v.end)
 		pmd += v.kB["ShmemPmdMapped"] + v.kB["FilePmdMapped"]
 	}
-	t.Logf("tmpfs mapping: %d kB mapped by huge pages (depends on the mount's huge= option)", pmd)
+	shmem, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/shmem_enabled")
+	t.Logf("tmpfs mapping: %d kB mapped by huge pages (depends on the mount's huge= option; shmem_enabled %s)",
+		pmd, strings.TrimSpace(string(shmem)))
 }
 
 // TestRegionHugeCopyReadError truncates the file between the stat that sized
