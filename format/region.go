@@ -60,7 +60,11 @@ var errRegionClosed = errors.New("format: region closed")
 // "always" in /sys/kernel/mm/transparent_hugepage/enabled ("never" leaves
 // the copy on 4 KiB pages: all of the cost, none of the gain); AnonHugePages
 // in /proc/PID/smaps shows how much of it the kernel backed with huge pages.
-// The huge-page option is for Linux; other unixes fall back to the plain
+// The plain mapping may be on huge pages already: where the file system
+// keeps the page cache in large folios (ext4 and xfs on recent kernels), the
+// kernel maps a file read or written in large chunks with 2 MiB entries too
+// (FilePmdMapped in smaps), and the copy gains little over it. The
+// huge-page option is for Linux; other unixes fall back to the plain
 // mapping, and a kernel built without transparent huge pages makes the
 // option an error rather than a silent copy.
 //
