@@ -244,7 +244,8 @@ var regionSink uint64
 // BenchmarkRegionRandomRead reads 8 bytes at a random offset of a 256 MiB
 // file, each offset depending on the bytes read before it, so that every
 // read waits for the previous one: the latency a lookup pays per random
-// access, with the file mapped (plain) and copied onto huge pages (huge).
+// access, with the file mapped (plain), mapped and kept on 4 KiB pages
+// (plain-4k), and copied onto huge pages (huge).
 // cpu-ns/op is the CPU time of the reading thread per read, which unlike
 // ns/op leaves out the time the thread waits for a CPU on a loaded machine;
 // hugemapped-MiB is how much of the region the kernel maps with huge pages:
@@ -255,12 +256,16 @@ func BenchmarkRegionRandomRead(b *testing.B) {
 	const size = 256 << 20
 	path, _ := writeRandomFile(b, b.TempDir(), size)
 	for _, mode := range []struct {
-		name string
-		huge bool
-	}{{"plain", false}, {"huge", true}} {
+		name        string
+		huge, small bool
+	}{{"plain", false, false}, {"plain-4k", false, true}, {"huge", true, false}} {
 		t0 := time.Now()
 		r, err := openRegion(path, mode.huge)
 		require.NoError(b, err)
+		if mode.small {
+			// The reference on 4 KiB pages, whatever the page cache holds.
+			require.NoError(b, syscall.Madvise(r.mem, syscall.MADV_NOHUGEPAGE))
+		}
 		b.Logf("%s: %s opened in %v", mode.name, r.Placement(), time.Since(t0))
 		buf := r.Bytes()
 		var sum byte
