@@ -1,0 +1,78 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// tmpfsMagic is TMPFS_MAGIC, the f_type statfs reports for tmpfs and shmem.
+const tmpfsMagic = 0x01021994
+
+// openHuge puts the size bytes of f on huge pages: a file on tmpfs is mapped
+// as it is, any other is copied into anonymous memory.
+func openHuge(f *os.File, path string, size int) (*region, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("%s: statfs: %w", path, err)
+	}
+	if st.Type != tmpfsMagic {
+		return copyHuge(f, path, size)
+	}
+	r, err := mapFile(f, path, size, placementHugeTmpfs)
+	if err != nil {
+		return nil, err
+	}
+	if err := adviseHuge(r.mem); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// copyHuge reads size bytes of f into anonymous memory on 2 MiB boundaries,
+// advised MADV_HUGEPAGE before the first touch so that the page faults of the
+// copy allocate huge pages, and read-only once filled. It fails, leaving
+// nothing mapped, if the file does not hold size bytes.
+func copyHuge(f *os.File, path string, size int) (*region, error) {
+	huge := (size + hugePageSize - 1) &^ (hugePageSize - 1)
+	// One huge page more than needed, so that a 2 MiB boundary falls within
+	// the first one wherever the kernel puts the mapping.
+	mem, err := syscall.Mmap(-1, 0, huge+hugePageSize,
+		syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reserving %d bytes for a huge-page copy: %w", path, huge+hugePageSize, err)
+	}
+	fail := func(err error) (*region, error) {
+		_ = syscall.Munmap(mem)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	start := int(-uintptr(unsafe.Pointer(unsafe.SliceData(mem))) & (hugePageSize - 1))
+	if err := adviseHuge(mem[start : start+huge]); err != nil {
+		return fail(err)
+	}
+	b := mem[start : start+size : start+size]
+	for off := 0; off < size; off += hugeReadChunk {
+		end := min(off+hugeReadChunk, size)
+		if _, err := f.ReadAt(b[off:end], int64(off)); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("file shorter than its %d bytes: %w", size, io.ErrUnexpectedEOF)
+			}
+			return fail(fmt.Errorf("reading into the huge-page copy at offset %d: %w", off, err))
+		}
+	}
+	if err := syscall.Mprotect(mem, syscall.PROT_READ); err != nil {
+		return fail(fmt.Errorf("making the huge-page copy read-only: %w", err))
+	}
+	return newRegion(b, mem, placementHugeCopy), nil
+}
+
+func adviseHuge(b []byte) error {
+	if err := syscall.Madvise(b, syscall.MADV_HUGEPAGE); err != nil {
+		return fmt.Errorf("madvise(MADV_HUGEPAGE): %w (is the kernel built without transparent huge pages?)", err)
+	}
+	return nil
+}

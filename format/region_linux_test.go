@@ -1,0 +1,326 @@
+package format
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vma is one mapping of /proc/self/smaps.
+type vma struct {
+	start, end uintptr
+	kB         map[string]int64 // "Rss", "AnonHugePages", ... in kB
+	flags      []string         // VmFlags
+}
+
+// parseSmaps reads the smaps format: a header line "start-end perms offset
+// dev inode [path]" per mapping, followed by "Key: value [kB]" lines, of
+// which VmFlags lists two-letter flags.
+func parseSmaps(r io.Reader) ([]vma, error) {
+	var out []vma
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		key, isKey := strings.CutSuffix(fields[0], ":")
+		if !isKey {
+			lo, hi, ok := strings.Cut(fields[0], "-")
+			start, err1 := strconv.ParseUint(lo, 16, 64)
+			end, err2 := strconv.ParseUint(hi, 16, 64)
+			if !ok || err1 != nil || err2 != nil || end < start || len(fields) < 5 {
+				return nil, fmt.Errorf("smaps line %d: %q is not a mapping header", line, sc.Text())
+			}
+			out = append(out, vma{start: uintptr(start), end: uintptr(end), kB: map[string]int64{}})
+			continue
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("smaps line %d: %s before any mapping", line, key)
+		}
+		v := &out[len(out)-1]
+		if key == "VmFlags" {
+			v.flags = fields[1:]
+			continue
+		}
+		if len(fields) == 3 && fields[2] == "kB" {
+			n, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("smaps line %d: %s: %w", line, key, err)
+			}
+			v.kB[key] = n
+		}
+	}
+	return out, sc.Err()
+}
+
+func readSmaps(t testing.TB) []vma {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if os.IsNotExist(err) {
+		t.Skip("no /proc/self/smaps (kernel without CONFIG_PROC_PAGE_MONITOR)")
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	v, err := parseSmaps(f)
+	require.NoError(t, err)
+	require.NotEmpty(t, v)
+	return v
+}
+
+// covering returns the mappings that overlap b.
+func covering(all []vma, b []byte) []vma {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	var out []vma
+	for _, v := range all {
+		if v.start < hi && lo < v.end {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// hugeAdvisedBytes is the size of all mappings advised MADV_HUGEPAGE.
+func hugeAdvisedBytes(t *testing.T) uintptr {
+	var n uintptr
+	for _, v := range readSmaps(t) {
+		if slices.Contains(v.flags, "hg") {
+			n += v.end - v.start
+		}
+	}
+	return n
+}
+
+func isTmpfs(t *testing.T, dir string) bool {
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(dir, &st))
+	return st.Type == tmpfsMagic
+}
+
+func thpSetting() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func TestParseSmaps(t *testing.T) {
+	const in = `7f3a00000000-7f3a00600000 r--p 00000000 00:00 0 
+Size:               6144 kB
+AnonHugePages:      4096 kB
+VmFlags: rd mr mw me ac hg
+7f3a00600000-7f3a00601000 rw-s 00000000 00:05 123    /dev/shm/x (deleted)
+Size:                  4 kB
+THPeligible:    0
+VmFlags: rd wr sh mr mw me ms
+`
+	v, err := parseSmaps(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Len(t, v, 2)
+	assert.Equal(t, uintptr(0x7f3a00000000), v[0].start)
+	assert.Equal(t, uintptr(0x7f3a00600000), v[0].end)
+	assert.Equal(t, int64(4096), v[0].kB["AnonHugePages"])
+	assert.Contains(t, v[0].flags, "hg")
+	assert.NotContains(t, v[1].flags, "hg")
+	assert.Equal(t, int64(4), v[1].kB["Size"])
+
+	for _, bad := range []string{"Size: 4 kB\n", "zz-10 r--p 0 0:0 0\n", "10-20 r--p\n"} {
+		_, err := parseSmaps(strings.NewReader(bad))
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// TestRegionHugeCopyAdvised checks that the copy is aligned to 2 MiB, made
+// read-only and advised MADV_HUGEPAGE. Whether the kernel then backs it with
+// huge pages depends on its THP settings and free memory, so that is logged,
+// not asserted.
+func TestRegionHugeCopyAdvised(t *testing.T) {
+	dir := t.TempDir()
+	if isTmpfs(t, dir) {
+		t.Skipf("%s is a tmpfs, where the huge-page option maps instead of copying", dir)
+	}
+	path, want := writeRandomFile(t, dir, 6<<20+3)
+	r, err := openRegion(path, true)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, placementHugeCopy, r.Placement())
+	require.True(t, string(want) == string(r.Bytes()))
+
+	b := r.Bytes()
+	assert.Zero(t, uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugePageSize, "copy not aligned to 2 MiB")
+	vs := covering(readSmaps(t), b)
+	require.NotEmpty(t, vs)
+	var anonHuge int64
+	for _, v := range vs {
+		assert.Contains(t, v.flags, "hg", "mapping %x-%x not advised MADV_HUGEPAGE", v.start, v.end)
+		assert.NotContains(t, v.flags, "wr", "mapping %x-%x still writable", v.start, v.end)
+		anonHuge += v.kB["AnonHugePages"]
+	}
+	t.Logf("THP %s: AnonHugePages %d kB in the mappings holding the copy's %d kB", thpSetting(), anonHuge, len(b)>>10)
+}
+
+func TestRegionHugeTmpfs(t *testing.T) {
+	const shm = "/dev/shm"
+	if _, err := os.Stat(shm); err != nil || !isTmpfs(t, shm) {
+		t.Skipf("%s is not a tmpfs here", shm)
+	}
+	dir, err := os.MkdirTemp(shm, "region-test-")
+	if err != nil {
+		t.Skipf("cannot write to %s: %v", shm, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path, want := writeRandomFile(t, dir, 2<<20+3)
+
+	plain, err := openRegion(path, false)
+	require.NoError(t, err)
+	defer plain.Close()
+	assert.Equal(t, placementFile, plain.Placement())
+
+	r, err := openRegion(path, true)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, placementHugeTmpfs, r.Placement())
+	require.True(t, string(want) == string(r.Bytes()))
+	vs := covering(readSmaps(t), r.Bytes())
+	require.NotEmpty(t, vs)
+	var pmd int64
+	for _, v := range vs {
+		assert.Contains(t, v.flags, "hg", "mapping %x-%x not advised MADV_HUGEPAGE", v.start, v.end)
+		// A shared mapping of a read-only file is "may share" (ms), not "sh".
+		assert.Contains(t, v.flags, "ms", "mapping %x-%x is not the shared file mapping", v.start, v.end)
+		pmd += v.kB["ShmemPmdMapped"] + v.kB["FilePmdMapped"]
+	}
+	shmem, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/shmem_enabled")
+	t.Logf("tmpfs mapping: %d kB mapped by huge pages (depends on the mount's huge= option; shmem_enabled %s)",
+		pmd, strings.TrimSpace(string(shmem)))
+}
+
+// TestRegionHugeCopyReadError truncates the file between the stat that sized
+// the copy and the read that fills it: the copy must fail with an error and
+// leave nothing mapped.
+func TestRegionHugeCopyReadError(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := writeRandomFile(t, dir, 3<<20+5)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	require.NoError(t, err)
+
+	before := hugeAdvisedBytes(t)
+	ok, err := copyHuge(f, path, int(fi.Size()))
+	require.NoError(t, err)
+	assert.Greater(t, hugeAdvisedBytes(t), before, "a live copy must show as advised memory")
+	require.NoError(t, ok.Close())
+	require.Equal(t, before, hugeAdvisedBytes(t), "Close left advised memory mapped")
+
+	require.NoError(t, os.Truncate(path, 1<<20))
+	r, err := copyHuge(f, path, int(fi.Size()))
+	require.Error(t, err)
+	assert.Nil(t, r)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Contains(t, err.Error(), path)
+	assert.Equal(t, before, hugeAdvisedBytes(t), "a failed copy left its mapping behind")
+}
+
+var regionSink uint64
+
+// BenchmarkRegionRandomRead reads 8 bytes at a random offset of a 256 MiB
+// file, each offset depending on the bytes read before it, so that every
+// read waits for the previous one: the latency a lookup pays per random
+// access, with the file mapped (plain), mapped and kept on 4 KiB pages
+// (plain-4k), and copied onto huge pages (huge).
+// cpu-ns/op is the CPU time of the reading thread per read, which unlike
+// ns/op leaves out the time the thread waits for a CPU on a loaded machine;
+// hugemapped-MiB is how much of the region the kernel maps with huge pages:
+// the copy's AnonHugePages, and for the plain mapping FilePmdMapped, which
+// is not 0 where the file system keeps the page cache in large folios (ext4
+// and xfs on recent kernels) and so maps even the plain file with huge pages.
+func BenchmarkRegionRandomRead(b *testing.B) {
+	const size = 256 << 20
+	path, _ := writeRandomFile(b, b.TempDir(), size)
+	for _, mode := range []struct {
+		name        string
+		huge, small bool
+	}{{"plain", false, false}, {"plain-4k", false, true}, {"huge", true, false}} {
+		t0 := time.Now()
+		r, err := openRegion(path, mode.huge)
+		require.NoError(b, err)
+		if mode.small {
+			// The reference on 4 KiB pages, whatever the page cache holds.
+			require.NoError(b, syscall.Madvise(r.mem, syscall.MADV_NOHUGEPAGE))
+		}
+		b.Logf("%s: %s opened in %v", mode.name, r.Placement(), time.Since(t0))
+		buf := r.Bytes()
+		var sum byte
+		for i := 0; i < len(buf); i += 4096 {
+			sum += buf[i] // fault every page in before timing
+		}
+		var hugeKB int64
+		for _, v := range covering(readSmaps(b), buf) {
+			hugeKB += v.kB["AnonHugePages"] + v.kB["FilePmdMapped"] + v.kB["ShmemPmdMapped"]
+		}
+		b.Run(mode.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPUTime(b)
+			const mask = size/8 - 1
+			x := uint64(sum)
+			for i := 0; b.Loop(); i++ {
+				// The index mixes in i so that the walk never enters a
+				// short cycle that would fit in the caches.
+				j := (x ^ uint64(i)*0x9e3779b97f4a7c15) & mask
+				x = binary.LittleEndian.Uint64(buf[j*8:])
+			}
+			regionSink = x
+			b.ReportMetric(float64(threadCPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(hugeKB)/1024, "hugemapped-MiB")
+		})
+		require.NoError(b, r.Close())
+	}
+}
+
+// TestRegionUnreachableIsUnmapped drops a huge-page copy without Close: the
+// garbage collector must unmap it, as it does an unclosed mmap.ReaderAt.
+func TestRegionUnreachableIsUnmapped(t *testing.T) {
+	path, _ := writeRandomFile(t, t.TempDir(), 2<<20+1)
+	before := hugeAdvisedBytes(t)
+	func() {
+		r, err := openRegion(path, true)
+		require.NoError(t, err)
+		require.Equal(t, 2<<20+1, r.Len())
+	}()
+	require.Greater(t, hugeAdvisedBytes(t), before)
+	deadline := time.Now().Add(5 * time.Second)
+	for hugeAdvisedBytes(t) != before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, before, hugeAdvisedBytes(t), "an unreachable region stayed mapped")
+}
+
+// threadCPUTime is the CPU time the calling thread has used, in ns.
+func threadCPUTime(b *testing.B) int64 {
+	const clockThreadCPUTimeID = 3 // CLOCK_THREAD_CPUTIME_ID
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		b.Fatalf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", errno)
+	}
+	return ts.Nano()
+}
