@@ -342,3 +342,14 @@ func putBits(b []byte, pos uint, v uint64, width uint) {
 		width -= take
 	}
 }
+
+// touchPair is touch for a single lookup: it loads the home bucket and the
+// bucket after it together, so that a key displaced into the next bucket
+// costs no second wait (the section's slack makes the next line readable
+// after any bucket).
+func touchPair(m []byte, q *probe) byte {
+	if q.pt == nil {
+		return 0
+	}
+	return m[q.off] ^ m[q.off+bucketBytes]
+}

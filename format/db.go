@@ -345,7 +345,7 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	for i := range numSpecs {
 		if f&numSpecs[i].field != 0 {
 			s.num[i].aim(npa, rem, &q[i])
-			sink ^= touch(s.b, &q[i])
+			sink ^= touchPair(s.b, &q[i])
 		}
 	}
 	keep(sink)
@@ -405,6 +405,9 @@ func (s *snapshot) portedFrom(v *fieldValues, p *Ported) error {
 // Info describes an open table.
 type Info struct {
 	Path string
+	// Placement is how the table's bytes are held: "file mapping", or with
+	// WithHugePages "anonymous huge-page copy" or "huge-page tmpfs mapping".
+	Placement string
 	// ID is the file's identity, as FileID reports it.
 	ID       string
 	Version  int
@@ -451,11 +454,12 @@ func (db *DB) Info() Info {
 		return Info{Path: db.path}
 	}
 	info := Info{
-		Path:    db.path,
-		ID:      s.id,
-		Version: version,
-		Size:    int64(s.hdr.fileSize),
-		BuiltAt: time.Unix(s.hdr.builtAt, 0).UTC(),
+		Path:      db.path,
+		Placement: s.m.Placement(),
+		ID:        s.id,
+		Version:   version,
+		Size:      int64(s.hdr.fileSize),
+		BuiltAt:   time.Unix(s.hdr.builtAt, 0).UTC(),
 		Counts: Counts{
 			Carriers:        len(s.carriers),
 			RateCenters:     len(s.rateCenters),

@@ -58,6 +58,9 @@ var Variants = map[string][]format.Option{
 	// verify: opened with a full check first; lookups are unchanged, so it
 	// measures how far two opens of one table differ (a control).
 	"verify": {format.WithVerify()},
+	// hugepages: the table copied into anonymous memory on huge pages
+	// (format.WithHugePages).
+	"hugepages": {format.WithHugePages()},
 }
 
 // ReopenLNPDB opens the table at path without timing it.
