@@ -293,7 +293,7 @@ func TestGraphQLPlanAgrees(t *testing.T) {
 		{`query($n: String!, $e: Boolean!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: $e, includeMessaging: null) { x: success lrn_activated_at code details error } }`, true},
 		{`query($e: Boolean) { lookupLrn(phoneNumber: "12025550123", includeEnhancedLrn: $e) { lrn carrier } }`, true},
 		{`query($n: String!, $e: Boolean = true) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: $e) { lrn carrier } }`, false}, // a default
-		{`query($n: String) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                                     // invalid
+		{`query($n: String) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                                      // invalid
 		{`query($n: String!) { lookupLrn(phoneNumber: $n) { lrn } } query Other { __typename }`, false},                          // two operations
 		{`query($n: String!, $x: Int) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                            // an Int
 		{`query($n: String!) @include(if: true) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                  // a directive where none goes
