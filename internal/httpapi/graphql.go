@@ -429,7 +429,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, errUnavailable)
 		return
 	}
-	gqlMedia := acceptsGraphQLResponse(r.Header.Get("Accept"))
+	gqlMedia := acceptsGraphQLResponse(header(r.Header, "Accept"))
 	params := &st.params
 	*params = graphql.RawParams{Extensions: req.Extensions}
 	if req.Query != nil {
