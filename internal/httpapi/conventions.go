@@ -80,7 +80,7 @@ var (
 )
 
 func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("X-Request-Id")
+	id := header(r.Header, "X-Request-Id")
 	if !validRequestID(id) {
 		id = requestIDPrefix + strconv.FormatUint(requestIDs.Add(1), 36)
 		r.Header["X-Request-Id"] = []string{id}
@@ -89,7 +89,7 @@ func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd["X-Request-Id"] = r.Header["X-Request-Id"]
 
 	if len(c.origins) > 0 {
-		if origin := r.Header.Get("Origin"); origin != "" {
+		if origin := header(r.Header, "Origin"); origin != "" {
 			hd.Add("Vary", hdrVaryOrigin)
 			if c.anyOrigin || slices.Contains(c.origins, origin) {
 				if c.anyOrigin {
@@ -108,7 +108,7 @@ func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "gzip") && !strings.EqualFold(ce, "identity") {
+	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "gzip") && !strings.EqualFold(ce, "identity") {
 		writeError(w, errContentEncoding)
 		return
 	}

@@ -179,3 +179,17 @@ func TestGzipAdminFeed(t *testing.T) {
 	assert.Equal(t, 1.0, r.json(t)["applied"])
 	assert.Equal(t, "17327370999", s.lrnOf(t, "12025550123"))
 }
+
+// TestHeaderIsGet: header reads what Header.Get reads for the canonical
+// keys it is given.
+func TestHeaderIsGet(t *testing.T) {
+	h := http.Header{}
+	h.Add("content-type", "application/json")
+	h.Add("X-REQUEST-ID", "a")
+	h.Add("X-Request-Id", "b")
+	h["Origin"] = []string{}
+	for _, k := range []string{"Content-Type", "X-Request-Id", "Origin", "Authorization", "Accept", "Content-Encoding"} {
+		assert.Equal(t, h.Get(k), header(h, k), k)
+	}
+	assert.Equal(t, "application/json", header(h, "Content-Type"))
+}

@@ -7,14 +7,30 @@ package httpapi
 // req.apq, not as maps (graphqlRequest.extensions makes them). Like decodeFast it accepts only what encoding/json
 // decodes to the same values (FuzzDecodeGraphQLFast holds it to that); for
 // anything else the caller decodes with encoding/json.
+//
+// The strings it keeps (query, operation name, hash, variables' names and
+// values) are slices of one copy of data. The variables it keeps in
+// req.vars, not in a map: graphqlRequest.variables makes the map when
+// gqlgen needs it, graphqlRequest.variable reads one without.
 func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
 	d := fastDecoder{b: data}
+	var text string // data as a string, made once the first string is kept
+	str := func() (string, bool) {
+		start := d.i + 1
+		s, ok := d.str()
+		if !ok {
+			return "", false
+		}
+		if text == "" {
+			text = string(data)
+		}
+		return text[start : start+len(s)], true
+	}
 	if !d.members(func(key []byte) bool {
 		switch string(key) {
 		case "query":
-			s, ok := d.str()
+			q, ok := str()
 			if ok {
-				q := string(s)
 				req.Query = &q
 			}
 			return ok
@@ -23,34 +39,44 @@ func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
 				req.OperationName = nil
 				return true
 			}
-			s, ok := d.str()
+			op, ok := str()
 			if ok {
-				op := string(s)
 				req.OperationName = &op
 			}
 			return ok
 		case "variables":
 			if d.null() {
-				req.Variables = nil
+				req.vars, req.varsSet = req.vars[:0], false
 				return true
 			}
-			vars := map[string]any{}
-			ok := d.members(func(name []byte) bool {
-				v, ok := d.scalar()
-				vars[string(name)] = v
-				return ok
-			})
-			if ok {
-				// encoding/json merges into a map it already holds.
-				if req.Variables == nil {
-					req.Variables = vars
-				} else {
-					for k, v := range vars {
-						req.Variables[k] = v
+			// encoding/json merges into a map it already holds: the
+			// later of two values of one name wins, as variable reads.
+			req.varsSet = true
+			return d.members(func(name []byte) bool {
+				v := gqlVar{kind: varNull}
+				if !d.null() {
+					if d.i < len(d.b) && d.b[d.i] == '"' {
+						s, ok := str()
+						if !ok {
+							return false
+						}
+						v.kind, v.s = varString, s
+					} else {
+						b, ok := d.bool()
+						if !ok {
+							return false
+						}
+						v.kind, v.b = varBool, b
 					}
 				}
-			}
-			return ok
+				if text == "" {
+					text = string(data)
+				}
+				start := cap(data) - cap(name) // name is a slice of data
+				v.name = text[start : start+len(name)]
+				req.vars = append(req.vars, v)
+				return true
+			})
 		case "extensions":
 			if d.null() || req.Extensions != nil || req.apq != "" {
 				return false // null, or a second extensions object: rare, encoding/json's
@@ -71,8 +97,8 @@ func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
 						}
 					case "sha256Hash":
 						if !hashed {
-							s, ok := d.str()
-							hash, hashed = string(s), true
+							s, ok := str()
+							hash, hashed = s, true
 							return ok
 						}
 					}
@@ -101,7 +127,7 @@ func decodeGraphQLFast(data []byte, req *graphqlRequest) bool {
 		}
 		return false
 	}) {
-		*req = graphqlRequest{} // for encoding/json to decode afresh
+		*req = graphqlRequest{vars: req.vars[:0]} // for encoding/json to decode afresh
 		return false
 	}
 	return true
@@ -152,19 +178,6 @@ func (d *fastDecoder) null() bool {
 		return true
 	}
 	return false
-}
-
-// scalar reads a string, a boolean or null, as encoding/json decodes them
-// into an interface.
-func (d *fastDecoder) scalar() (any, bool) {
-	if d.null() {
-		return nil, true
-	}
-	if d.i < len(d.b) && d.b[d.i] == '"' {
-		s, ok := d.str()
-		return string(s), ok
-	}
-	return d.bool()
 }
 
 // digitNext reports whether a digit follows: "1" must not be the start of

@@ -31,12 +31,20 @@ func TestDecodeGraphQLFast(t *testing.T) {
 		require.Equal(t, fast, decodeGraphQLFast([]byte(body), &got), body)
 		if fast {
 			require.NoError(t, json.Unmarshal([]byte(body), &want))
-			got.Extensions, got.apq = got.extensions(), ""
+			got.asJSON()
 			assert.Equal(t, want, got, body)
 		} else {
 			assert.Equal(t, graphqlRequest{}, got, "reset for encoding/json: %s", body)
 		}
 	}
+}
+
+// asJSON makes r as encoding/json decodes the same body: the fast path
+// keeps a persisted query's extensions unparsed, and the variables in a
+// list.
+func (r *graphqlRequest) asJSON() {
+	r.Extensions, r.apq = r.extensions(), ""
+	r.Variables, r.vars, r.varsSet = r.variables(), nil, false
 }
 
 func FuzzDecodeGraphQLFast(f *testing.F) {
@@ -50,13 +58,12 @@ func FuzzDecodeGraphQLFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		// The fast path keeps a persisted query's extensions unparsed;
-		// compare them as encoding/json makes them.
 		agreesWithJSON(t, body, func(b []byte, r *graphqlRequest) bool {
 			if !decodeGraphQLFast(b, r) {
 				return false
 			}
-			r.Extensions, r.apq = r.extensions(), ""
+			requireVariablesRead(t, r)
+			r.asJSON()
 			return true
 		})
 	})
@@ -107,4 +114,46 @@ func FuzzDecodeBulkFast(f *testing.F) {
 		require.Equal(t, slow.IncludeEnhancedLRN, fast.IncludeEnhancedLRN, "%q", body)
 		require.Equal(t, slow.MessagingLookup, fast.MessagingLookup, "%q", body)
 	})
+}
+
+// requireVariablesRead: variable reads each of the request's variables as
+// its map holds it, and nothing else.
+func requireVariablesRead(t *testing.T, r *graphqlRequest) {
+	t.Helper()
+	m := r.variables()
+	for name, want := range m {
+		v, has := r.variable(name)
+		require.True(t, has, name)
+		switch want := want.(type) {
+		case nil:
+			require.Equal(t, varNull, v.kind, name)
+		case string:
+			require.Equal(t, gqlVar{name: name, kind: varString, s: want}, v)
+		case bool:
+			require.Equal(t, gqlVar{name: name, kind: varBool, b: want}, v)
+		default:
+			require.Equal(t, varOther, v.kind, name)
+		}
+	}
+	_, has := r.variable("\x00 not a variable")
+	require.False(t, has)
+}
+
+// TestGraphQLVariableRead: variable reads what encoding/json decodes, for
+// requests the fast decoder leaves to it too.
+func TestGraphQLVariableRead(t *testing.T) {
+	for _, body := range []string{
+		`{"variables":{"n":"1","b":true,"z":null,"n":"2"}}`,
+		`{"variables":{"n":1,"o":{},"a":[],"s":"\u0031"}}`,
+		`{"variables":{"n":"1"},"variables":null,"variables":{"m":"2"}}`,
+	} {
+		var r graphqlRequest
+		if !decodeGraphQLFast([]byte(body), &r) {
+			require.NoError(t, json.Unmarshal([]byte(body), &r))
+		}
+		requireVariablesRead(t, &r)
+		var want graphqlRequest
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		assert.Equal(t, want.Variables, r.variables(), body)
+	}
 }

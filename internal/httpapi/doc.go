@@ -63,8 +63,14 @@
 // by two gqlgen extensions (gqlfast.go) that write its JSON from the
 // lookup, byte for byte what gqlgen's own execution writes, without
 // executing each field: a query of such fields only, without accounts,
-// whole (lrnOperation), else field by field (lrnFields). Everything else is
-// executed by gqlgen.
+// whole (lrnOperation), else field by field (lrnFields). A document
+// lrnOperation answered whole is kept as a plan (gqlplan.go): a later
+// request for it — its text, or its persisted query's hash — whose
+// variables are of the declared types skips gqlgen altogether (no
+// operation context, no coercion, no execution) and costs the key's limit
+// one per field as before; a variable of the wrong type, a missing one,
+// another operation name or other extensions go to gqlgen, which answers
+// its own errors. Everything else is executed by gqlgen.
 // A lookup's own failure (invalid number, vacant code) answers
 // success: false and the REST error text in error, with HTTP 200; a malformed
 // document answers the standard errors array, also with HTTP 200 — or 400

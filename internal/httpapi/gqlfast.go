@@ -106,6 +106,18 @@ func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.Opera
 		st.lookups.Add(-int32(len(roots))) // gqlgen's execution refuses the ones over
 		return next(ctx)
 	}
+	if x.q.h.plans != nil {
+		if p := compileLrnPlan(x.q, oc, roots); p != nil {
+			x.q.h.plans.Add(ctx, oc.RawQuery, p)
+		}
+	}
+	return graphql.OneShot(&graphql.Response{Data: x.q.appendRoots(ctx, st, roots)})
+}
+
+// appendRoots makes the lookups of roots, which lrnOperation has checked
+// and counted against the request's budget, and returns the operation's
+// data in st.data.
+func (q *gqlResolver) appendRoots(ctx context.Context, st *gqlState, roots []lrnRoot) []byte {
 	b := append(st.data[:0], '{')
 	m := &st.answer
 	for i, r := range roots {
@@ -114,13 +126,13 @@ func (x lrnOperation) InterceptOperation(ctx context.Context, next graphql.Opera
 		}
 		m.sel, m.box.timeLater = r.f.SelectionSet, true
 		// Without accounts no lookup fails for want of balance.
-		_ = x.q.lookupLrn(ctx, st, &m.box, r.number, r.enhanced, r.withMessaging, r.carrier)
+		_ = q.lookupLrn(ctx, st, &m.box, r.number, r.enhanced, r.withMessaging, r.carrier)
 		b = appendName(b, i, r.f)
 		b = m.appendJSON(b)
 	}
 	b = append(b, '}')
 	st.data = b // the handler's, reused once the answer is written
-	return graphql.OneShot(&graphql.Response{Data: b})
+	return b
 }
 
 // lrnRootFields is what lrnOperation answers at the root.

@@ -3,10 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -29,16 +32,27 @@ func gqlPair(t *testing.T, opts ...option) gqlServers {
 }
 
 // agree posts body to each and requires the same status, Content-Type and
-// bytes; it returns the plain answer.
+// bytes; it returns the plain answer. The fast server is asked twice: a
+// document its lrnOperation answers the first time, its plan (gqlplan.go)
+// answers the second.
 func agree(t *testing.T, s gqlServers, body string, hdr ...string) response {
 	t.Helper()
+	return agreeOn(t, s, http.MethodPost, "/graphql", body, hdr...)
+}
+
+// agreeOn is agree with a method and path (a GET's query string).
+func agreeOn(t *testing.T, s gqlServers, method, path, body string, hdr ...string) response {
+	t.Helper()
 	h := append([]string{"Content-Type", "application/json", "Authorization", "Bearer " + testKey}, hdr...)
-	want := s.plain.do(t, http.MethodPost, "/graphql", body, h...)
-	for name, srv := range map[string]*server{"fast": s.fast, "fields": s.fields} {
-		got := srv.do(t, http.MethodPost, "/graphql", body, h...)
-		require.Equal(t, want.StatusCode, got.StatusCode, "%s: %s", name, body)
-		require.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"), "%s: %s", name, body)
-		require.Equal(t, string(want.body), string(got.body), "%s: %s", name, body)
+	want := s.plain.do(t, method, path, body, h...)
+	for _, srv := range []struct {
+		name string
+		*server
+	}{{"fast", s.fast}, {"fields", s.fields}, {"fast again", s.fast}} {
+		got := srv.do(t, method, path, body, h...)
+		require.Equal(t, want.StatusCode, got.StatusCode, "%s: %s %s", srv.name, path, body)
+		require.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"), "%s: %s %s", srv.name, path, body)
+		require.Equal(t, string(want.body), string(got.body), "%s: %s %s", srv.name, path, body)
 	}
 	return want
 }
@@ -178,10 +192,20 @@ func TestGraphQLFastPathUsed(t *testing.T) {
 	}
 	s := gqlPair(t)
 	f, o, p := allocs(s.fast.h), allocs(s.fields.h), allocs(s.plain.h)
-	t.Logf("allocations per lookupLrn: %v as served, %v with lrnFields only, %v with neither", f, o, p)
+	s.fast.h.plans = nil
+	op := allocs(s.fast.h)
+	t.Logf("allocations per lookupLrn: %v as served (a plan), %v with lrnOperation, %v with lrnFields only, %v with neither", f, op, o, p)
 	assert.Less(t, o, p/2, "lrnFields is not taken, or allocates as much as gqlgen")
-	assert.Less(t, f, o-10, "lrnOperation is not taken, or allocates as much as lrnFields")
+	assert.Less(t, op, o-10, "lrnOperation is not taken, or allocates as much as lrnFields")
+	assert.Less(t, f, op-10, "the plan is not taken, or allocates as much as gqlgen's operation context")
+	assert.LessOrEqual(t, f, float64(maxPlanAllocs), "a planned lookupLrn allocates more than it did")
 }
+
+// maxPlanAllocs is what a planned lookupLrn allocated, access log on, when
+// plans were made (BenchmarkGraphQLLRNPersisted, without the access log:
+// 6): the body's string, the answer's phone number, the rate limit's
+// header values, net/http's body limit, the log's.
+const maxPlanAllocs = 8
 
 // FuzzAppendQuoted: appendQuoted writes what gqlgen's graphql.MarshalString
 // writes.
@@ -245,4 +269,107 @@ func TestGraphQLClientGone(t *testing.T) {
 	s.h.ServeHTTP(w, req)
 	assert.NotContains(t, s.logs.String(), "panic")
 	assert.NotEqual(t, http.StatusInternalServerError, w.Code)
+}
+
+// planned reports whether s's fast server keeps a plan of query.
+func (s gqlServers) planned(query string) bool {
+	_, ok := s.fast.h.plans.Get(context.Background(), query)
+	return ok
+}
+
+// TestGraphQLPlanAgrees: a document answered by its plan is answered byte
+// for byte as gqlgen answers it, with every kind of variables, operation
+// name, persisted query and method; what a plan does not take (a wrong
+// type, a missing variable, a default) is gqlgen's, errors included.
+func TestGraphQLPlanAgrees(t *testing.T) {
+	s := gqlPair(t)
+	docs := []struct {
+		query string
+		plan  bool
+	}{
+		{graphQLLoadQuery, true},
+		{`query Q($n: String!, $e: Boolean, $m: Boolean) { a: lookupLrn(phoneNumber: $n, includeEnhancedLrn: $e) { lrn carrier enhanced_lrn_data { city } }
+			b: lookupLrn(phoneNumber: "12025550123", includeMessaging: $m) { phoneNumber messaging { provider enabled } __typename } }`, true},
+		{`query($n: String!, $e: Boolean!) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: $e, includeMessaging: null) { x: success lrn_activated_at code details error } }`, true},
+		{`query($e: Boolean) { lookupLrn(phoneNumber: "12025550123", includeEnhancedLrn: $e) { lrn carrier } }`, true},
+		{`query($n: String!, $e: Boolean = true) { lookupLrn(phoneNumber: $n, includeEnhancedLrn: $e) { lrn carrier } }`, false}, // a default
+		{`query($n: String) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                                      // invalid
+		{`query($n: String!) { lookupLrn(phoneNumber: $n) { lrn } } query Other { __typename }`, false},                          // two operations
+		{`query($n: String!, $x: Int) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                            // an Int
+		{`query($n: String!) @include(if: true) { lookupLrn(phoneNumber: $n) { lrn } }`, false},                                  // a directive where none goes
+	}
+	varSets := []string{
+		`{"n":"12025550123"}`,
+		`{"n":"12025550123","e":true,"m":true}`,
+		`{"n":"19115550123","e":false,"m":null}`,
+		`{"n":"1","e":null}`,
+		`{"n":"+1 (202) 555-0123","e":true,"x":3}`,
+		`{"n":"12025550123","n":"1","e":true,"e":false}`,
+		`{}`,
+		`null`,
+		`{"n":null,"e":true}`,
+		`{"n":12025550123}`,
+		`{"n":"12025550123","e":"true"}`,
+		`{"n":"12025550123","e":1}`,
+		`{"n":["12025550123"],"e":true}`,
+		`{"n":{"a":"1"}}`,
+		`{"n":"1202555012\u0033","e":true}`,
+		`{"n":"","e":true,"m":false}`,
+	}
+	for _, d := range docs {
+		q, err := json.Marshal(d.query)
+		require.NoError(t, err)
+		sum := sha256.Sum256([]byte(d.query))
+		ext := `"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+		// The hash before the query is known: gqlgen's error, either way.
+		agree(t, s, `{`+ext+`,"variables":{"n":"1"}}`)
+		agree(t, s, `{"query":`+string(q)+`,`+ext+`,"variables":{"n":"12025550123","e":true}}`)
+		for _, vars := range varSets {
+			for _, op := range []string{``, `"operationName":null,`, `"operationName":"Q",`, `"operationName":"Other",`} {
+				agree(t, s, `{`+op+`"query":`+string(q)+`,"variables":`+vars+`}`)
+				agree(t, s, `{`+op+ext+`,"variables":`+vars+`}`)
+				agree(t, s, `{`+op+ext+`,"variables":`+vars+`}`, "Accept", mediaGraphQLResponse)
+			}
+			agree(t, s, `{"query":`+string(q)+`}`)
+			get := "/graphql?query=" + url.QueryEscape(d.query) + "&variables=" + url.QueryEscape(vars)
+			agreeOn(t, s, http.MethodGet, get, "")
+		}
+		assert.Equal(t, d.plan, s.planned(d.query), "a plan of %s", d.query)
+	}
+}
+
+// TestGraphQLPlanLimits: a plan's lookups count against the key's limit
+// as gqlgen's do, one per field: the same headers, the same refusal, the
+// same metrics.
+func TestGraphQLPlanLimits(t *testing.T) {
+	s := gqlPair(t, func(c *Config) { c.DefaultLimit = 1 << 20 })
+	two := gqlBody(t, `query($n: String!) { a: lookupLrn(phoneNumber: $n) { lrn } b: lookupLrn(phoneNumber: "1") { success code } }`,
+		map[string]any{"n": "12025550123"})
+	hdr := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
+	for _, srv := range []*server{s.fast, s.plain} {
+		srv.post(t, "/graphql", two) // testKey's: the plan made
+	}
+	require.True(t, s.planned(`query($n: String!) { a: lookupLrn(phoneNumber: $n) { lrn } b: lookupLrn(phoneNumber: "1") { success code } }`))
+	// limitedKey has 3 a minute: 2, then a refusal of 2.
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		f := s.fast.do(t, http.MethodPost, "/graphql", two, hdr...)
+		p := s.plain.do(t, http.MethodPost, "/graphql", two, hdr...)
+		require.Equal(t, want, p.StatusCode, "request %d", i)
+		require.Equal(t, p.StatusCode, f.StatusCode, "request %d", i)
+		require.Equal(t, string(p.body), string(f.body), "request %d", i)
+		for _, h := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy", "Retry-After"} {
+			assert.Equal(t, p.Header.Values(h), f.Header.Values(h), "request %d: %s", i, h)
+		}
+	}
+	counters := func(srv *server) []string {
+		var out []string
+		for line := range strings.SplitSeq(string(srv.do(t, http.MethodGet, "/metrics", "").body), "\n") {
+			if strings.HasPrefix(line, "lnpdb_lookups_total") || strings.HasPrefix(line, "lnpdb_http_requests_total") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, counters(s.plain), counters(s.fast))
+	assert.NotEmpty(t, counters(s.fast))
 }

@@ -82,7 +82,9 @@ func (h *Handler) newGraphQL(operations, fields bool) *executor.Executor {
 	ex.Use(persistedQueries{extension.AutomaticPersistedQuery{Cache: h.apq}})
 	ex.Use(conflictGuard{docs})
 	ex.Use(cachedComplexity{extension.FixedComplexityLimit(maxGraphQLComplexity), lru.New[struct{}](graphQLCacheSize)})
+	h.plans = nil
 	if operations {
+		h.plans = lru.New[*lrnPlan](graphQLCacheSize)
 		ex.Use(lrnOperation{q})
 	}
 	if fields {
@@ -291,6 +293,71 @@ type graphqlRequest struct {
 	// {"version": 1, "sha256Hash": apq}}, which decodeGraphQLFast does not
 	// make into maps; Extensions is nil then.
 	apq string
+	// vars are the variables as decodeGraphQLFast reads them, when
+	// varsSet, in their order (a name twice: the later wins); Variables is
+	// nil then.
+	vars    []gqlVar
+	varsSet bool
+}
+
+// gqlVar is one variable of a request, as decodeGraphQLFast reads it.
+type gqlVar struct {
+	name string
+	kind byte // varNull, varString, varBool, or varOther (another JSON type)
+	s    string
+	b    bool
+}
+
+const (
+	varNull byte = iota
+	varString
+	varBool
+	varOther
+)
+
+// variables returns the request's variables, as encoding/json decodes
+// them.
+func (r *graphqlRequest) variables() map[string]any {
+	if !r.varsSet {
+		return r.Variables
+	}
+	m := make(map[string]any, len(r.vars))
+	for _, v := range r.vars {
+		switch v.kind {
+		case varString:
+			m[v.name] = v.s
+		case varBool:
+			m[v.name] = v.b
+		default:
+			m[v.name] = nil
+		}
+	}
+	return m
+}
+
+// variable returns the variable name, and whether the request has it.
+func (r *graphqlRequest) variable(name string) (gqlVar, bool) {
+	if !r.varsSet {
+		v, has := r.Variables[name]
+		if !has {
+			return gqlVar{}, false
+		}
+		switch v := v.(type) {
+		case nil:
+			return gqlVar{name: name, kind: varNull}, true
+		case string:
+			return gqlVar{name: name, kind: varString, s: v}, true
+		case bool:
+			return gqlVar{name: name, kind: varBool, b: v}, true
+		}
+		return gqlVar{name: name, kind: varOther}, true
+	}
+	for i := len(r.vars) - 1; i >= 0; i-- {
+		if r.vars[i].name == name {
+			return r.vars[i], true
+		}
+	}
+	return gqlVar{}, false
 }
 
 // extensions returns the request's extensions, as encoding/json decodes
@@ -320,7 +387,17 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req graphqlRequest
+	st := gqlStates.Get().(*gqlState)
+	*st = gqlState{key: key, data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
+	defer func() {
+		// The answer is written: nothing holds st or its data now.
+		if cap(st.data) <= maxPooledJSON && cap(st.req.vars) <= maxPooledVars {
+			clear(st.req.vars[:cap(st.req.vars)]) // the request's strings
+			*st = gqlState{data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
+			gqlStates.Put(st)
+		}
+	}()
+	req := &st.req
 	if r.Method == http.MethodGet {
 		q := r.URL.Query()
 		if v, ok := q["query"]; ok {
@@ -340,7 +417,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 				}
 			}
 		}
-	} else if e := decodeBody(w, r, &req); e != nil {
+	} else if e := decodeBody(w, r, req); e != nil {
 		h.refuse(w, r, key, e)
 		return
 	}
@@ -352,8 +429,9 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, errUnavailable)
 		return
 	}
-	gqlMedia := acceptsGraphQLResponse(r.Header.Get("Accept"))
-	params := &graphql.RawParams{Variables: req.Variables, Extensions: req.Extensions}
+	gqlMedia := acceptsGraphQLResponse(header(r.Header, "Accept"))
+	params := &st.params
+	*params = graphql.RawParams{Extensions: req.Extensions}
 	if req.Query != nil {
 		params.Query = *req.Query
 	}
@@ -375,15 +453,22 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	}
 	defer h.inflight.release(place)
 
-	st := gqlStates.Get().(*gqlState)
-	*st = gqlState{key: key, data: st.data[:0]}
-	defer func() {
-		// The answer is written: nothing holds st or its data now.
-		if cap(st.data) <= maxPooledJSON {
-			*st = gqlState{data: st.data[:0]}
-			gqlStates.Put(st)
+	if p, roots := h.planned(r.Context(), st, params); p != nil {
+		// A document lrnOperation answered before, with variables gqlgen
+		// would take as they are: its lookups, as lrnOperation makes them.
+		if !h.allow(w, r, key, len(roots)) {
+			return
 		}
-	}()
+		st.singles = len(roots)
+		st.lookups.Add(int32(len(roots)))
+		data := p.q.appendRoots(r.Context(), st, roots)
+		if gqlMedia {
+			w.Header()["Content-Type"] = hdrGraphQLResponse
+		}
+		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: data})
+		return
+	}
+	params.Variables = req.variables()
 	ctx := context.WithValue(r.Context(), gqlStateKey{}, st)
 	ctx = graphql.StartOperationTrace(ctx)
 	var errs gqlerror.List
@@ -597,10 +682,15 @@ type gqlState struct {
 	singles, bulk int // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32
+	req           graphqlRequest             // the request's body,
+	params        graphql.RawParams          // and what gqlgen is given
 	roots         [MaxGraphQLLookups]lrnRoot // lrnOperation's scratch,
 	answer        lrnJSON                    // its first answer
 	data          []byte                     // and the answer's JSON
 }
+
+// maxPooledVars bounds the variables a pooled request state keeps room for.
+const maxPooledVars = 64
 
 // gqlStates are pooled: a request's state, with lrnOperation's scratch,
 // is a kilobyte and more.

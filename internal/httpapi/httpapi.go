@@ -127,7 +127,8 @@ type Handler struct {
 	redis    func() redislimit.Status
 	updlog   func() updatelog.Status
 	gql      *executor.Executor
-	apq      graphql.Cache[string] // the persisted queries of gql
+	apq      graphql.Cache[string]   // the persisted queries of gql
+	plans    graphql.Cache[*lrnPlan] // documents answered without gql (gqlplan.go)
 	inflight inflight
 	mux      *http.ServeMux
 }

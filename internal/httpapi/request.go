@@ -25,7 +25,7 @@ var bodyBufs = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0
 // field of the wrong type, or a body that is not one JSON object, is an
 // INVALID_REQUEST.
 func decodeBody(w *recorder, r *http.Request, v any) *apiError {
-	if !isJSON(r.Header.Get("Content-Type")) {
+	if !isJSON(header(r.Header, "Content-Type")) {
 		return errContentType
 	}
 	if r.ContentLength > MaxBodyBytes {
@@ -143,7 +143,7 @@ func (h *Handler) authorize(w *recorder, r *http.Request) (auth.Key, bool) {
 // authenticate finds the request's key. When it returns false it has written
 // the response.
 func (h *Handler) authenticate(w *recorder, r *http.Request) (auth.Key, bool) {
-	tok, ok := bearer(r.Header.Get("Authorization"))
+	tok, ok := bearer(header(r.Header, "Authorization"))
 	if !ok {
 		w.Header()["Www-Authenticate"] = hdrBearer
 		writeError(w, errMissingKey)
@@ -194,4 +194,14 @@ func (h *Handler) refuse(w *recorder, r *http.Request, key auth.Key, e *apiError
 	if h.allow(w, r, key, 1) {
 		writeError(w, e)
 	}
+}
+
+// header is h.Get(key) for a key in canonical form, as net/http's server
+// stores them: Get checks and canonicalises the key on every call, a tenth
+// of a REST lookup's time in the handler.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
