@@ -113,65 +113,60 @@ func compress(b []byte) []byte { return zstdEncoder().EncodeAll(b, nil) }
 
 func decompress(b []byte) ([]byte, error) { return zstdDecoder().DecodeAll(b, nil) }
 
-func encodeCarriers(cs []Carrier) []byte {
+// encodeList writes a uvarint count and then each element as put writes it.
+func encodeList[T any](xs []T, put func(*enc, T)) []byte {
 	var e enc
-	e.uvarint(uint64(len(cs)))
-	for _, c := range cs {
+	e.uvarint(uint64(len(xs)))
+	for _, x := range xs {
+		put(&e, x)
+	}
+	return e.b
+}
+
+// decodeList reads what encodeList wrote: a count of elements of at least
+// least bytes each, and each element as get reads it.
+func decodeList[T any](b []byte, least int, get func(*dec) T) ([]T, error) {
+	d := dec{b: b}
+	out := make([]T, d.count(least))
+	for i := range out {
+		out[i] = get(&d)
+	}
+	return out, d.end()
+}
+
+func encodeCarriers(cs []Carrier) []byte {
+	return encodeList(cs, func(e *enc, c Carrier) {
 		e.str(c.OCN)
 		e.str(c.Name)
 		e.str(c.Type)
 		e.str(c.MessagingProvider)
 		e.bool(c.MessagingEnabled)
-	}
-	return e.b
+	})
 }
 
 func decodeCarriers(b []byte) ([]Carrier, error) {
-	d := dec{b: b}
-	out := make([]Carrier, d.count(5))
-	for i := range out {
-		out[i] = Carrier{OCN: d.str(), Name: d.str(), Type: d.str(), MessagingProvider: d.str(), MessagingEnabled: d.bool()}
-	}
-	return out, d.end()
+	return decodeList(b, 5, func(d *dec) Carrier {
+		return Carrier{OCN: d.str(), Name: d.str(), Type: d.str(), MessagingProvider: d.str(), MessagingEnabled: d.bool()}
+	})
 }
 
 func encodeRateCenters(rs []RateCenter) []byte {
-	var e enc
-	e.uvarint(uint64(len(rs)))
-	for _, r := range rs {
+	return encodeList(rs, func(e *enc, r RateCenter) {
 		for _, s := range [...]string{r.State, r.Name, r.LATA, r.City, r.County, r.ZIP, r.TimeZone, r.UTCOffset} {
 			e.str(s)
 		}
-	}
-	return e.b
+	})
 }
 
 func decodeRateCenters(b []byte) ([]RateCenter, error) {
-	d := dec{b: b}
-	out := make([]RateCenter, d.count(8))
-	for i := range out {
-		out[i] = RateCenter{State: d.str(), Name: d.str(), LATA: d.str(), City: d.str(), County: d.str(), ZIP: d.str(), TimeZone: d.str(), UTCOffset: d.str()}
-	}
-	return out, d.end()
+	return decodeList(b, 8, func(d *dec) RateCenter {
+		return RateCenter{State: d.str(), Name: d.str(), LATA: d.str(), City: d.str(), County: d.str(), ZIP: d.str(), TimeZone: d.str(), UTCOffset: d.str()}
+	})
 }
 
-func encodeStrings(ss []string) []byte {
-	var e enc
-	e.uvarint(uint64(len(ss)))
-	for _, s := range ss {
-		e.str(s)
-	}
-	return e.b
-}
+func encodeStrings(ss []string) []byte { return encodeList(ss, (*enc).str) }
 
-func decodeStrings(b []byte) ([]string, error) {
-	d := dec{b: b}
-	out := make([]string, d.count(1))
-	for i := range out {
-		out[i] = d.str()
-	}
-	return out, d.end()
-}
+func decodeStrings(b []byte) ([]string, error) { return decodeList(b, 1, (*dec).str) }
 
 // encodePairs stores each (LRN, SPID) pair as the LRN's index in the sorted
 // LRN dictionary and the carrier's index.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 )
 
@@ -136,4 +137,27 @@ func (r *region) Close() error {
 	}
 	r.cleanup.Stop()
 	return unmap(mem)
+}
+
+// openRegion holds the table file at path in memory, as loadRegion does on
+// this system; an empty file is an empty region (mmap refuses a length of
+// 0, and there is nothing to read).
+func openRegion(path string, huge bool) (*region, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if size < 0 || size != int64(int(size)) {
+		return nil, fmt.Errorf("%s: size %d cannot be mapped", path, size)
+	}
+	if size == 0 {
+		return newRegion(make([]byte, 0), nil, placementEmpty), nil
+	}
+	return loadRegion(f, path, int(size), huge)
 }

@@ -4,19 +4,17 @@ package format
 
 import (
 	"fmt"
+	"io"
 	"os"
 )
 
-// openRegion reads the table file at path into the Go heap: systems that are
-// not unix get no mapping, and huge is ignored. The table then costs its
-// size in heap memory, and Open a full read of the file.
-func openRegion(path string, huge bool) (*region, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 {
-		return newRegion(make([]byte, 0), nil, placementEmpty), nil
+// loadRegion reads the size bytes of the table file f into the Go heap:
+// systems that are not unix get no mapping, and huge is ignored. The table
+// then costs its size in heap memory, and Open a full read of the file.
+func loadRegion(f *os.File, path string, size int, huge bool) (*region, error) {
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return newRegion(b, nil, placementHeap), nil
 }

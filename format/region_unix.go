@@ -8,30 +8,13 @@ import (
 	"syscall"
 )
 
-// openRegion maps the table file at path; with huge, it puts the bytes on
-// huge pages where the system can (see region).
-func openRegion(path string, huge bool) (*region, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
-	if size < 0 || size != int64(int(size)) {
-		return nil, fmt.Errorf("%s: size %d cannot be mapped", path, size)
-	}
-	if size == 0 {
-		// mmap refuses a length of 0; there is nothing to map.
-		return newRegion(make([]byte, 0), nil, placementEmpty), nil
-	}
+// loadRegion maps the size bytes (more than 0) of the table file f; with
+// huge, it puts them on huge pages where the system can (see region).
+func loadRegion(f *os.File, path string, size int, huge bool) (*region, error) {
 	if huge {
-		return openHuge(f, path, int(size))
+		return openHuge(f, path, size)
 	}
-	return mapFile(f, path, int(size), placementFile)
+	return mapFile(f, path, size, placementFile)
 }
 
 // mapFile maps size bytes of f shared and read-only.

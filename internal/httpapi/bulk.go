@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -37,7 +36,15 @@ type bulkState struct {
 	out     []byte
 }
 
-var bulkStates = sync.Pool{New: func() any { return new(bulkState) }}
+var bulkStates = newStatePool(func(st *bulkState) bool {
+	if cap(st.out) > maxPooledBulk {
+		return false
+	}
+	st.req = bulkRequest{numbers: st.req.numbers[:0]}
+	clear(st.numbers)
+	clear(st.answers)
+	return true
+})
 
 // maxPooledBulk keeps an unusually large body's buffer out of the pool.
 const maxPooledBulk = 2 << 20
@@ -51,15 +58,8 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := bulkStates.Get().(*bulkState)
-	defer func() {
-		if cap(st.out) <= maxPooledBulk {
-			st.req = bulkRequest{numbers: st.req.numbers[:0]}
-			clear(st.numbers)
-			clear(st.answers)
-			bulkStates.Put(st)
-		}
-	}()
+	st := bulkStates.get()
+	defer bulkStates.put(st)
 	req := &st.req
 	if e := decodeBody(w, r, req); e != nil {
 		if strings.HasPrefix(e.body.Details, "phone_numbers ") {

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -387,16 +386,9 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := gqlStates.Get().(*gqlState)
+	st := gqlStates.get()
 	*st = gqlState{key: key, data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
-	defer func() {
-		// The answer is written: nothing holds st or its data now.
-		if cap(st.data) <= maxPooledJSON && cap(st.req.vars) <= maxPooledVars {
-			clear(st.req.vars[:cap(st.req.vars)]) // the request's strings
-			*st = gqlState{data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
-			gqlStates.Put(st)
-		}
-	}()
+	defer gqlStates.put(st) // the answer is written then: nothing holds st or its data
 	req := &st.req
 	if r.Method == http.MethodGet {
 		q := r.URL.Query()
@@ -694,7 +686,14 @@ const maxPooledVars = 64
 
 // gqlStates are pooled: a request's state, with lrnOperation's scratch,
 // is a kilobyte and more.
-var gqlStates = sync.Pool{New: func() any { return new(gqlState) }}
+var gqlStates = newStatePool(func(st *gqlState) bool {
+	if cap(st.data) > maxPooledJSON || cap(st.req.vars) > maxPooledVars {
+		return false
+	}
+	clear(st.req.vars[:cap(st.req.vars)]) // the request's strings
+	*st = gqlState{data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
+	return true
+})
 
 type gqlStateKey struct{}
 

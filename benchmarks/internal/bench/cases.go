@@ -48,17 +48,9 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// loop runs body over the query indexes in b.Loop, one goroutine.
+// loop runs body over the query indexes in order, in b.Loop, one goroutine.
 func loop(b *testing.B, n int, body func(i int) uint64) {
-	b.ReportAllocs()
-	mask := n - 1
-	i := 0
-	var s uint64
-	for b.Loop() {
-		s += body(i & mask)
-		i++
-	}
-	sink.Add(s)
+	walk(b, n, body, func(i int, _ uint64, mask int) int { return (i + 1) & mask })
 }
 
 // nextIndex is the dependent benchmarks' step: the query after i, skipping
@@ -71,7 +63,11 @@ func nextIndex(i int, x uint64, mask int) int { return (i + 1 + int(x&7)) & mask
 // dependent runs body in b.Loop over a chain of query indexes, each chosen
 // by nextIndex from the value body returned for the one before (the
 // queries are shuffled, so skipping some keeps the mix).
-func dependent(b *testing.B, n int, body func(i int) uint64) {
+func dependent(b *testing.B, n int, body func(i int) uint64) { walk(b, n, body, nextIndex) }
+
+// walk runs body in b.Loop, one goroutine, from query 0 on, each next
+// index chosen by next from the index before and the value body returned.
+func walk(b *testing.B, n int, body func(i int) uint64, next func(i int, x uint64, mask int) int) {
 	b.ReportAllocs()
 	mask := n - 1
 	i := 0
@@ -79,7 +75,7 @@ func dependent(b *testing.B, n int, body func(i int) uint64) {
 	for b.Loop() {
 		x := body(i)
 		s += x
-		i = nextIndex(i, x, mask)
+		i = next(i, x, mask)
 	}
 	sink.Add(s)
 }
