@@ -147,19 +147,19 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 		return nil
 	}
 	nxx := rem / 10000
-	var wb [indexWordSize]byte
-	if _, err := s.m.ReadAt(wb[:], s.blocks.word(t, nxx)); err != nil {
+	wb, ok := s.at(s.blocks.word(t, nxx), indexWordSize)
+	if !ok {
 		return errCorruptRecord
 	}
-	idx, ok := entryIndex(wb[:], nxx)
+	idx, ok := entryIndex(wb, nxx)
 	if !ok {
 		return nil
 	}
 	if idx >= s.blocks.nentry {
 		return errCorruptRecord
 	}
-	var e [codeEntrySize]byte
-	if _, err := s.m.ReadAt(e[:], s.blocks.entry(idx)); err != nil {
+	e, ok := s.at(s.blocks.entry(idx), codeEntrySize)
+	if !ok {
 		return errCorruptRecord
 	}
 	row, thousands := e[:thouEntrySize], false
@@ -167,12 +167,12 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 		if g > s.blocks.nthou {
 			return errCorruptRecord
 		}
-		var tb [thouEntrySize]byte
-		if _, err := s.m.ReadAt(tb[:], s.blocks.thousands(g, rem/1000%10)); err != nil {
+		tb, ok := s.at(s.blocks.thousands(g, rem/1000%10), thouEntrySize)
+		if !ok {
 			return errCorruptRecord
 		}
-		if binary.LittleEndian.Uint32(tb[:]) != 0 {
-			row, thousands = tb[:], true
+		if binary.LittleEndian.Uint32(tb) != 0 {
+			row, thousands = tb, true
 		}
 	}
 	if binary.LittleEndian.Uint32(row) == 0 {
@@ -194,4 +194,13 @@ func (s *snapshot) resolveBlock(row blockRow, thousands bool, b *Block) error {
 		b.LRN = s.lrns[row.lrn-1]
 	}
 	return nil
+}
+
+// at returns the n mapped bytes at off, without copying them; ok is false
+// when they are not all inside the file.
+func (s *snapshot) at(off int64, n int) (b []byte, ok bool) {
+	if off < 0 || off > int64(len(s.b)-n) {
+		return nil, false
+	}
+	return s.b[off : off+int64(n) : off+int64(n)], true
 }
