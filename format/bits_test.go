@@ -148,3 +148,29 @@ func TestWidthFor(t *testing.T) {
 		require.Equal(t, want, widthFor(n), "n=%d", n)
 	}
 }
+
+// TestClusteredKeysStillFit: keys whose permuted values are consecutive —
+// as clustered as keys can be — overflow further than a displacement can
+// say at the usual load; the table is made sparser until they fit, and
+// every key is found.
+func TestClusteredKeysStillFit(t *testing.T) {
+	var keys []uint64
+	for x := uint64(1 << 22); len(keys) < 20000; x++ {
+		if k := unpermute(x) + keyBase; k < 10000000 {
+			keys = append(keys, k)
+		}
+	}
+	sec, b, vals := packedSection(t, rand.New(rand.NewPCG(5, 6)), keys, []uint{20})
+	pt := sec.parts[212]
+	require.LessOrEqual(t, pt.dbits, uint(maxDispBits))
+	require.Greater(t, pt.nb*pt.slots, 2*uint64(len(keys)), "made sparser than the usual load")
+	for _, k := range keys {
+		var q probe
+		sec.aim(212, k, &q)
+		require.NoError(t, sec.find(b, &q))
+		require.True(t, q.hit, "key %d", k)
+		var v fieldValues
+		sec.fields(q.w, &v)
+		require.Equal(t, vals[k], v)
+	}
+}

@@ -257,14 +257,15 @@ func planTable(xs []uint64, payload uint) (part, []placement) {
 	if n > maxSlots {
 		dbits = 2
 	}
-	for range 2 * maxDispBits {
+	load := targetLoad
+	for {
 		pt, nb := part{}, uint64(1)
 		for range 4 { // the entry width depends on nb, and nb on the width
 			var ok bool
 			if pt, ok = partLayout(nb, dbits, payload); !ok {
-				panic("format: per-number record wider than a bucket")
+				panic("format: per-number record wider than a bucket") // fields are at most 121 bits
 			}
-			want := max(1, uint64(float64(n)/(float64(pt.slots)*targetLoad)+0.999999))
+			want := max(1, uint64(float64(n)/(float64(pt.slots)*load)+0.999999))
 			if want == nb {
 				break
 			}
@@ -273,13 +274,17 @@ func planTable(xs []uint64, payload uint) (part, []placement) {
 		pt, _ = partLayout(nb, dbits, payload)
 		pt.n = n
 		maxDisp := placeKeys(xs, &pt, place)
-		need := uint(bits.Len64(maxDisp))
-		if need <= dbits {
+		switch need := uint(bits.Len64(maxDisp)); {
+		case need <= dbits:
 			return pt, place
+		case need <= maxDispBits:
+			dbits = need
+		default:
+			// Keys so clustered that some sit further from home than a
+			// displacement can say: fewer keys per bucket spread them.
+			load /= 2
 		}
-		dbits = need
 	}
-	panic("format: per-number table placement did not converge")
 }
 
 // targetLoad is the share of a table's home slots that hold keys. Above
