@@ -349,11 +349,11 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 		}
 	}
 	keep(sink)
-	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
-	if !lazy {
-		if err := s.readBlock(npa, rem, &r.Block); err != nil {
-			return err
-		}
+	// The block data is read while the buckets are on their way, even when a
+	// ported record will make it unneeded (BlockUnlessPorted): read after
+	// the bucket, its own misses in BLOCKS would add to the lookup's latency.
+	if err := s.readBlock(npa, rem, &r.Block); err != nil {
+		return err
 	}
 	for i := range numSpecs {
 		if err := s.num[i].find(s.b, &q[i]); err != nil {
@@ -367,8 +367,8 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	if err := s.decode(tn, f, qp, r); err != nil {
 		return err
 	}
-	if lazy && !r.Ported.OK {
-		return s.readBlock(npa, rem, &r.Block)
+	if f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted && r.Ported.OK {
+		r.Block = Block{}
 	}
 	return nil
 }

@@ -89,11 +89,12 @@ const (
 	FieldAll = FieldPorted | FieldMessaging | FieldCNAM | FieldTrust
 )
 
-// BlockUnlessPorted, added to a Fields that includes FieldPorted, makes Get
-// read the block data only for a number without a ported record: a ported
-// number's Record.Block is then zero. An LRN lookup without enhanced data
-// needs nothing more (CONTRACT §2 resolves a ported number by its ported
-// record alone), and a ported hit then costs one memory access less.
+// BlockUnlessPorted, added to a Fields that includes FieldPorted, leaves
+// Record.Block zero for a number with a ported record: an LRN lookup
+// without enhanced data needs nothing more (CONTRACT §2 resolves a ported
+// number by its ported record alone). Get still reads the block data, while
+// the buckets' cache misses are in flight, where it costs less than after
+// them; GetMany skips a ported hit's thousands-block entry.
 const BlockUnlessPorted Fields = 1 << 4
 
 // Record is everything a table holds for one number, read from one snapshot:
