@@ -29,7 +29,8 @@ const (
 	overflowFlag     = 0x80
 	slotMask         = 0x3f
 	// bucketSlack is the zero bytes after a section's last bucket, so that
-	// the 17-byte window read at any entry stays inside the section.
+	// the line after any bucket (touchPair) and a window read at any entry
+	// (eachEntry) stay inside the section.
 	bucketSlack = bucketBytes
 
 	permBits = 23 // keys are NXX*10000+line - keyBase < 2^23

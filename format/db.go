@@ -493,7 +493,8 @@ func (db *DB) Info() Info {
 // tmpfs is mapped as it is and advised the same way (a tmpfs mounted with
 // huge=always gives huge pages without the copy). It takes effect where
 // transparent huge pages are enabled for madvise or always
-// (/sys/kernel/mm/transparent_hugepage/enabled); elsewhere the table is
-// read as usual. Reloads, compaction and live updates work the same; Info
+// (/sys/kernel/mm/transparent_hugepage/enabled); set to never, the copy
+// is made on small pages, and on a kernel built without them Open fails,
+// naming madvise. Reloads, compaction and live updates work the same; Info
 // reports how the table is held.
 func WithHugePages() Option { return func(c *openConfig) { c.hugePages = true } }

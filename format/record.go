@@ -73,10 +73,11 @@ type Trust struct {
 	FirstReported, LastReported int64 // unix seconds, 0 if none
 }
 
-// Fields selects the per-number sections Get reads. Get reads the block
-// data too, unless BlockUnlessPorted says to skip it for a ported number.
-// Reading less is faster: each per-number section costs a hash and one or
-// two memory accesses.
+// Fields selects the per-number sections Get reads. Get reports the block
+// data too, unless BlockUnlessPorted says to leave it out for a ported
+// number. Reading less is faster: each per-number section costs one more
+// 64-byte cache line (two for the few keys displaced into the next bucket),
+// loaded beside the others.
 type Fields uint8
 
 // The per-number sections.

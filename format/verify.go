@@ -14,8 +14,9 @@ import (
 )
 
 // Verify reads the whole file and checks every section's checksum and every
-// record's structure: each perfect hash maps its keys onto its records one to
-// one, and each record points inside its dictionaries. It returns a
+// record's structure: each bucket table holds its keys where a lookup looks
+// for them (see verifyPartition), and each record points inside its
+// dictionaries. It returns a
 // *CorruptError naming the first damaged section, or ErrClosed.
 func (db *DB) Verify() error {
 	s, ref := db.acquire(0)
@@ -166,10 +167,10 @@ func (s *snapshot) verifyPartition(sec *numSection, spec *numSpec, npa int, buf 
 		return buf, corrupt(sec.id, "NPA %03d: %d entries, partition says %d", npa, total, pt.n)
 	}
 	var (
-		first              = true
-		lastX, lastBucket  uint64
-		open               = int64(-1) // the last bucket before this one with room left
-		flagged, continued = make([]bool, pt.nb), make([]bool, pt.nb)
+		first             = true
+		lastX, lastBucket uint64
+		open              = int64(-1)           // the last bucket before this one with room left
+		continued         = make([]bool, pt.nb) // entries of this home sit further on
 	)
 	err = sec.eachEntry(npa, buf, func(bk, rem, home uint64, w window) error {
 		x := permute(rem - keyBase)
@@ -201,9 +202,8 @@ func (s *snapshot) verifyPartition(sec *numSection, spec *numSpec, npa int, buf 
 		return buf, err
 	}
 	for h := range pt.nb {
-		flagged[h] = buf[h*bucketBytes]&overflowFlag != 0
-		if flagged[h] != continued[h] {
-			return buf, bad(h, "overflow flag %v, but entries continue: %v", flagged[h], continued[h])
+		if flagged := buf[h*bucketBytes]&overflowFlag != 0; flagged != continued[h] {
+			return buf, bad(h, "overflow flag %v, but entries continue: %v", flagged, continued[h])
 		}
 	}
 	return buf, nil
