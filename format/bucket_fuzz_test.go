@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzSection assembles a per-number section around fuzzed parts: the
@@ -30,8 +32,9 @@ func fuzzSection(hdr, pe, buckets []byte) []byte {
 // as good, as if the damage had been written with it — and looks numbers
 // up in them, lists their entries and verifies them: errors are fine, a
 // panic or a read outside the section is not.
-func FuzzNumSection(f *testing.F) {
-	keys := []uint64{2000001, 5550123, 5550124, 9999999}
+// seedSection packs keys (remainders within NPA 212) with two fields, the
+// second a time, into the parts fuzzSection assembles.
+func seedSection(keys []uint64) (hdr, pe, buckets []byte) {
 	xs := make([]uint64, len(keys))
 	for i, k := range keys {
 		xs[i] = permute(k - keyBase)
@@ -39,15 +42,33 @@ func FuzzNumSection(f *testing.F) {
 	slices.Sort(xs)
 	l, _ := newLayout([]uint{7, 30}, []uint64{0, 1600000000})
 	pt, place := planTable(xs, l.payload)
-	buckets := packTable(&pt, xs, place, &l, func(i int) fieldValues { return fieldValues{uint64(i), 1700000000} })
-	hdr := make([]byte, 56)
+	buckets = packTable(&pt, xs, place, &l, func(i int) fieldValues { return fieldValues{uint64(i % 128), 1700000000} })
+	hdr = make([]byte, 56)
 	hdr[0], hdr[1] = 7, 30
 	binary.LittleEndian.PutUint32(hdr[28:], 1600000000) // field 1's base, at 36
-	pe := make([]byte, partEntrySize)
+	pe = make([]byte, partEntrySize)
 	binary.LittleEndian.PutUint32(pe[8:], uint32(pt.n))
 	binary.LittleEndian.PutUint32(pe[12:], uint32(pt.nb))
 	binary.LittleEndian.PutUint32(pe[16:], uint32(pt.nphys))
 	pe[20] = byte(pt.dbits)
+	return hdr, pe, buckets
+}
+
+// loadFuzzSection loads the section fuzzSection assembles from the parts,
+// as PORTED of a snapshot that holds nothing else.
+func loadFuzzSection(hdr, pe, buckets []byte) (*snapshot, *numSection, *numSpec, error) {
+	b := fuzzSection(hdr, pe, buckets)
+	m := newRegion(b, nil, "")
+	e := dirEntry{id: secPorted, encoding: encRaw, offset: 0, length: uint64(len(b))}
+	s := &snapshot{m: m, b: b, dir: map[string]dirEntry{secPorted: e}}
+	spec := &numSpec{id: secPorted, field: FieldPorted, fields: []fieldSpec{{name: "a"}, {name: "t", time: true}},
+		check: func(*snapshot, *fieldValues) bool { return true }}
+	var ns numSection
+	return s, &ns, spec, loadNumSection(m, e, spec, &ns)
+}
+
+func FuzzNumSection(f *testing.F) {
+	hdr, pe, buckets := seedSection([]uint64{2000001, 5550123, 5550124, 9999999})
 	f.Add(hdr, pe, buckets, uint64(2125550123))
 	full := slices.Clone(buckets)
 	full[0] = 0xbf // a full bucket that says it overflows
@@ -57,16 +78,11 @@ func FuzzNumSection(f *testing.F) {
 		if len(buckets) > 1<<16 {
 			return
 		}
-		b := fuzzSection(hdr, pe, buckets)
-		m := newRegion(b, nil, "")
-		e := dirEntry{id: secPorted, encoding: encRaw, offset: 0, length: uint64(len(b))}
-		s := &snapshot{m: m, b: b, dir: map[string]dirEntry{secPorted: e}}
-		spec := &numSpec{id: secPorted, field: FieldPorted, fields: []fieldSpec{{name: "a"}, {name: "t", time: true}},
-			check: func(*snapshot, *fieldValues) bool { return true }}
-		var ns numSection
-		if loadNumSection(m, e, spec, &ns) != nil {
+		s, ns, spec, err := loadFuzzSection(hdr, pe, buckets)
+		if err != nil {
 			return
 		}
+		b := s.b
 		for _, n := range []uint64{tn, tn + 1, 2125550123, 2122000001} {
 			if inNANP(n) {
 				var q probe
@@ -77,7 +93,62 @@ func FuzzNumSection(f *testing.F) {
 				}
 			}
 		}
-		_ = s.verifyNumSection(&ns, spec)
-		_ = s.eachRecord(&ns, func(uint64, *fieldValues) {})
+		_ = s.verifyNumSection(ns, spec)
+		_ = s.eachRecord(ns, func(uint64, *fieldValues) {})
 	})
+}
+
+// TestVerifyRefusesMisplacedEntries damages a table in ways a checksum
+// written with the damage would not catch, each of which would make a
+// lookup miss a key or answer for the wrong one: Verify refuses them all.
+func TestVerifyRefusesMisplacedEntries(t *testing.T) {
+	var keys []uint64
+	for k := uint64(keyBase); len(keys) < 3000; k += 997 {
+		keys = append(keys, k)
+	}
+	hdr, pe, buckets := seedSection(keys)
+	s, ns, spec, err := loadFuzzSection(hdr, pe, buckets)
+	require.NoError(t, err)
+	require.NoError(t, s.verifyNumSection(ns, spec), "the table as packed")
+	flagged, open := -1, -1
+	for i := 0; i < len(buckets); i += bucketBytes {
+		if buckets[i]&overflowFlag != 0 && flagged < 0 {
+			flagged = i
+		}
+		if buckets[i]&overflowFlag == 0 && buckets[i]&slotMask > 1 && open < 0 {
+			open = i
+		}
+	}
+	require.True(t, flagged >= 0 && open >= 0, "the table has an overflowing bucket and a plain one")
+	damage := map[string]func(b []byte){
+		"an overflow flag cleared":       func(b []byte) { b[flagged] &^= overflowFlag },
+		"an overflow flag set":           func(b []byte) { b[open] |= overflowFlag },
+		"an entry dropped":               func(b []byte) { b[open]-- },
+		"two entries swapped":            func(b []byte) { swapKeys(b[open:], &ns.parts[212]) },
+		"a count past the bucket's room": func(b []byte) { b[open] |= slotMask },
+	}
+	for name, d := range damage {
+		bad := slices.Clone(buckets)
+		d(bad)
+		s, ns, spec, err := loadFuzzSection(hdr, pe, bad)
+		if err == nil {
+			err = s.verifyNumSection(ns, spec)
+		}
+		require.Error(t, err, name)
+	}
+}
+
+// swapKeys swaps the key bits of a bucket's first two entries.
+func swapKeys(b []byte, pt *part) {
+	kbits := pt.rbits + pt.dbits
+	p0, p1 := pt.entryBit(0), pt.entryBit(1)
+	k0 := loadWindow((*[17]byte)(b[p0/8:]), p0%8).field(0, kbits)
+	k1 := loadWindow((*[17]byte)(b[p1/8:]), p1%8).field(0, kbits)
+	for _, pos := range []uint{p0, p1} {
+		for j := range kbits {
+			if (k0^k1)>>j&1 != 0 {
+				b[(pos+j)/8] ^= 1 << ((pos + j) % 8)
+			}
+		}
+	}
 }

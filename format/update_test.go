@@ -355,3 +355,28 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 }
+
+// TestHugePagesLiveUpdates: a table opened WithHugePages takes updates,
+// compacts and reloads as any other, and every file it swaps in is held
+// the same way.
+func TestHugePagesLiveUpdates(t *testing.T) {
+	path := testdb.Build(t, mini)
+	db, err := format.Open(path, format.WithHugePages())
+	if err != nil && strings.Contains(err.Error(), "madvise") {
+		t.Skipf("this kernel has no transparent huge pages: %v", err)
+	}
+	require.NoError(t, err)
+	defer db.Close()
+	want := db.Info().Placement
+	require.Contains(t, []string{"anonymous huge-page copy", "huge-page tmpfs mapping"}, want)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550199, LRN: 6029998888, SPID: "3003"}}))
+	assert.Equal(t, "16029998888", ported(t, db, 2025550199).LRN)
+	require.NoError(t, db.Compact(context.Background()))
+	assert.Equal(t, want, db.Info().Placement, "the compacted file is held as the first was")
+	assert.Equal(t, "16029998888", ported(t, db, 2025550199).LRN)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Delete, TN: 2025550199}}))
+	require.NoError(t, db.Reload())
+	assert.Equal(t, want, db.Info().Placement, "the reloaded file too")
+	assert.False(t, ported(t, db, 2025550199).OK, "a pending delete stays on top of the reloaded file")
+	require.NoError(t, db.Verify())
+}
