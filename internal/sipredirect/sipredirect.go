@@ -170,13 +170,33 @@ func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bo
 
 // wellFormed reports whether req has what an answer is built from: SIP/2.0,
 // a top Via naming its transport and sender, and the headers a response
-// copies. Anything else is dropped unanswered, as sipgo's transaction layer
-// would: an answer built from it would not parse either.
+// copies, each of which must read back as itself when sent: sipgo accepts
+// some values (a From of "::A0") that it writes in a form it then refuses.
+// Anything else is dropped unanswered, as sipgo's transaction layer would:
+// an answer built from it would not parse either.
 func wellFormed(req *sip.Request) bool {
 	via := req.Via()
-	return req.SipVersion == "SIP/2.0" && via != nil && via.ProtocolName == "SIP" && via.ProtocolVersion == "2.0" &&
-		via.Transport != "" && via.Host != "" && req.CSeq() != nil && req.CallID() != nil && req.From() != nil && req.To() != nil
+	if req.SipVersion != "SIP/2.0" || via == nil || via.ProtocolName != "SIP" || via.ProtocolVersion != "2.0" ||
+		via.Transport == "" || via.Host == "" || req.CSeq() == nil || req.CallID() == nil || req.From() == nil || req.To() == nil {
+		return false
+	}
+	for _, h := range req.GetHeaders("Via") {
+		if !readsBack(h) {
+			return false
+		}
+	}
+	return readsBack(req.From()) && readsBack(req.To()) && readsBack(req.CSeq()) && readsBack(req.CallID())
 }
+
+// readsBack reports whether h, written as a response writes it, parses as
+// the one header it was.
+func readsBack(h sip.Header) bool {
+	line := h.Name() + ": " + h.Value()
+	out, err := headerParser.ParseHeader(nil, []byte(line))
+	return err == nil && len(out) == 1 && out[0].Name() == h.Name() && out[0].Value() == h.Value()
+}
+
+var headerParser = sip.HeadersParser(sip.DefaultHeadersParser())
 
 // appendWriter is an io.StringWriter appending to a byte slice.
 type appendWriter struct{ b []byte }
