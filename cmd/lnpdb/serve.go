@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,14 @@ const (
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 16 << 10
 	shutdownTimeout   = 10 * time.Second
-	logFlushEvery     = 100 * time.Millisecond
+	// gcPercent is the collector's GOGC unless the environment sets one.
+	// The table is mapped, not on the heap, which holds the requests in
+	// flight: a few MB. At GOGC=100 the collector runs after every 4 MB
+	// allocated, dozens of times a second under load, at ~5 % of a
+	// lookup's CPU; at 400 it runs a quarter as often, for up to 12 MB
+	// more heap.
+	gcPercent     = 400
+	logFlushEvery = 100 * time.Millisecond
 )
 
 // serveFlags are serve's command line, checked.
@@ -147,6 +155,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f, err := parseServeFlags(e, args)
 	if err != nil {
 		return err
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
 	}
 	s := &serveRun{f: f}
 	defer s.close()
@@ -271,6 +282,9 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		ServeMetrics: f.metricsAddr == "",
 		Live:         s.lv.Status,
 		Pull:         f.pull.status(),
+	}
+	if f.logFormat == "json" {
+		cfg.AccessLogTo = s.logOut // the same lines as through s.log, encoded faster
 	}
 	rl, err := f.redis.open(s.log, s.reg)
 	if err != nil {

@@ -127,8 +127,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 	hd := w.Header()
 	hd["Content-Type"] = hdrJSON
 	hd["X-Content-Type-Options"] = hdrNoSniff
-	hd["Cache-Control"] = hdrNoStore
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(http.StatusOK) // a POST answer: no cache stores it (see recorder.post)
 	_, _ = w.Write(b)
 }
 

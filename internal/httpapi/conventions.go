@@ -27,7 +27,8 @@ type ConventionsConfig struct {
 // not know:
 //
 //   - responses compressed with gzip or zstd when the client asks
-//     (Accept-Encoding) and the body is worth it, by gzhttp; request bodies
+//     (Accept-Encoding) and the body is worth it, by gzhttp; a single
+//     lookup's answer never is, and goes without gzhttp; request bodies
 //     sent with Content-Encoding: gzip (bulk lookups, admin feeds) read
 //     decompressed, the size limits applying to what they decompress to;
 //     any other Content-Encoding is answered 415;
@@ -44,13 +45,14 @@ func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: gzip: %w", err)
 	}
-	c := &conventions{next: gz(next), origins: cfg.CORSOrigins}
+	c := &conventions{next: gz(next), plain: next, origins: cfg.CORSOrigins}
 	c.anyOrigin = slices.Contains(cfg.CORSOrigins, "*")
 	return c, nil
 }
 
 type conventions struct {
-	next      http.Handler
+	next      http.Handler // through gzhttp
+	plain     http.Handler // not: single lookups
 	origins   []string
 	anyOrigin bool
 }
@@ -108,11 +110,29 @@ func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "gzip") && !strings.EqualFold(ce, "identity") {
+	ce := header(r.Header, "Content-Encoding")
+	if ce != "" && !strings.EqualFold(ce, "gzip") && !strings.EqualFold(ce, "identity") {
 		writeError(w, errContentEncoding)
 		return
 	}
+	if ce == "" && r.Method == http.MethodPost && singleLookup(r.URL.Path) {
+		// The answer to one lookup, or its error, is a few hundred bytes,
+		// under what gzhttp compresses (gzhttp.DefaultMinSize): it is the
+		// same whatever the Accept-Encoding, so it goes without gzhttp's
+		// wrapper and without a Vary that would say otherwise.
+		c.plain.ServeHTTP(w, r)
+		return
+	}
 	c.next.ServeHTTP(w, r)
+}
+
+// singleLookup reports whether path is an endpoint answering one lookup.
+func singleLookup(path string) bool {
+	switch path {
+	case "/api/v1/lrn", "/api/v1/cnam", "/api/v1/messaging", "/api/v1/trust":
+		return true
+	}
+	return false
 }
 
 // validRequestID reports whether a client's X-Request-ID may be used as it

@@ -3,12 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,11 +70,61 @@ func TestGzipResponses(t *testing.T) {
 	assert.Empty(t, r.Header.Get("Content-Encoding"), "not asked")
 	assert.Equal(t, OpenAPI(), r.body)
 
-	// A small answer is not worth compressing.
-	r = rawDo(t, s, "POST", "/api/v1/lrn", `{"phone_number":"12025550123"}`, append(jsonKey, "Accept-Encoding", "gzip")...)
+	// A single lookup's answer is never worth compressing, so it does not
+	// vary with Accept-Encoding and says none; its largest form is well
+	// under what gzhttp would compress.
+	for _, path := range []string{"/api/v1/lrn", "/api/v1/cnam", "/api/v1/messaging", "/api/v1/trust"} {
+		body := `{"phone_number":"12025550123","include_enhanced_lrn":true,"messaging_lookup":true}`
+		if path != "/api/v1/lrn" {
+			body = `{"phone_number":"12025550123"}`
+		}
+		r = rawDo(t, s, "POST", path, body, append(jsonKey, "Accept-Encoding", "gzip")...)
+		require.Equal(t, http.StatusOK, r.StatusCode, path)
+		assert.Empty(t, r.Header.Get("Content-Encoding"), path)
+		assert.Empty(t, r.Header.Values("Vary"), path)
+		assert.Less(t, len(r.body), gzhttp.DefaultMinSize/2, path)
+	}
+	// A single lookup sent gzip still goes through the decompression.
+	r = rawDo(t, s, "POST", "/api/v1/lrn", gzipped(t, `{"phone_number":"12025550123"}`), append(jsonKey, "Content-Encoding", "gzip")...)
+	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
+	assert.Contains(t, string(r.body), `"lrn":"1`)
+
+	// A bulk answer is compressed when asked, and says it varies.
+	var numbers []string
+	for i := range 100 {
+		numbers = append(numbers, fmt.Sprintf(`"120255501%02d"`, i))
+	}
+	bulk := `{"phone_numbers":[` + strings.Join(numbers, ",") + `],"include_enhanced_lrn":true}`
+	r = rawDo(t, s, "POST", "/api/v1/lrn/bulk", bulk, append(jsonKey, "Accept-Encoding", "gzip")...)
 	require.Equal(t, http.StatusOK, r.StatusCode)
-	assert.Empty(t, r.Header.Get("Content-Encoding"))
+	assert.Equal(t, "gzip", r.Header.Get("Content-Encoding"))
 	assert.Contains(t, r.Header.Values("Vary"), "Accept-Encoding")
+}
+
+// TestCacheControl: a POST answer carries no Cache-Control, as no cache
+// stores it (RFC 9110 §9.3.3: it would need explicit freshness and a
+// Content-Location); any other JSON answer, errors included (a 404 is
+// cacheable by default), says no-store.
+func TestCacheControl(t *testing.T) {
+	s := newConventionsServer(t, ConventionsConfig{})
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		cache              string
+	}{
+		{"POST", "/api/v1/lrn", `{"phone_number":"12025550123"}`, 200, ""},
+		{"POST", "/api/v1/lrn", `{"phone_number":"1"}`, 400, ""},
+		{"POST", "/api/v1/lrn/bulk", `{"phone_numbers":["12025550123"]}`, 200, ""},
+		{"POST", "/graphql", `{"query":"{ lookupLrn(phoneNumber: \"12025550123\") { lrn } }"}`, 200, ""},
+		{"GET", "/graphql?query=%7B%20lookupLrn(phoneNumber%3A%20%2212025550123%22)%20%7B%20lrn%20%7D%20%7D", "", 200, "no-store"},
+		{"GET", "/api/v1/nothing", "", 404, "no-store"},
+		{"GET", "/api/v1/lrn", "", 405, "no-store"},
+	} {
+		r := rawDo(t, s, c.method, c.path, c.body, jsonKey...)
+		require.Equal(t, c.status, r.StatusCode, "%s %s: %s", c.method, c.path, r.body)
+		assert.Equal(t, c.cache, r.Header.Get("Cache-Control"), "%s %s", c.method, c.path)
+		assert.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"), "%s %s", c.method, c.path)
+	}
 }
 
 func TestGzipRequestBodies(t *testing.T) {

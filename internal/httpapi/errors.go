@@ -168,7 +168,9 @@ func writeBufferedAs(w http.ResponseWriter, status int, j *jsonBuf, contentType 
 	h := w.Header()
 	h["Content-Type"] = contentType
 	h["X-Content-Type-Options"] = hdrNoSniff
-	h["Cache-Control"] = hdrNoStore
+	if rec, ok := w.(*recorder); !ok || !rec.post {
+		h["Cache-Control"] = hdrNoStore
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(j.b.Bytes()) // a write error means the client left
 	if j.b.Cap() <= maxPooledJSON {

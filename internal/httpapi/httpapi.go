@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/lnpdb/lnpdb/internal/auth"
 	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -46,6 +47,12 @@ type Config struct {
 	// AccessLog logs every request: method, path, status, duration, bytes
 	// and the key id (the first 8 hex digits of the key's hash).
 	AccessLog bool
+	// AccessLogTo, when set, receives the access log instead of Logger:
+	// one JSON object per line, as slog.NewJSONHandler(AccessLogTo, nil)
+	// writes the record, written without slog's generic encoding for the
+	// requests whose strings are plain ASCII (nearly all). Each line comes
+	// in one Write.
+	AccessLogTo io.Writer
 	// Metrics, when set, counts requests and lookups.
 	Metrics *Metrics
 	// ServeMetrics serves Metrics at GET /metrics on this handler, without
@@ -120,6 +127,7 @@ type Handler struct {
 	accounts Accounts
 	log      *slog.Logger
 	access   bool
+	accessTo io.Writer
 	metrics  *Metrics
 	now      func() time.Time
 	live     func() live.Status
@@ -158,6 +166,7 @@ func New(cfg Config) (*Handler, error) {
 		accounts: cfg.Accounts,
 		log:      cfg.Logger,
 		access:   cfg.AccessLog,
+		accessTo: cfg.AccessLogTo,
 		metrics:  cfg.Metrics,
 		now:      cfg.Now,
 		live:     cfg.Live,
@@ -253,6 +262,13 @@ type recorder struct {
 	bytes  int
 	route  string
 	keyID  string
+	line   []byte // the access log line, kept with the pooled recorder
+	// post: the request is a POST, whose answers no cache stores without
+	// explicit freshness and a Content-Location (RFC 9110 §9.3.3), which
+	// they never have; so they carry no Cache-Control. Any other method's
+	// JSON answer, errors included (a 404 is cacheable by default), is
+	// sent with Cache-Control: no-store.
+	post bool
 
 	// Requests and answers live here, in pooled memory, so that decoding
 	// and encoding them does not allocate them.
@@ -289,11 +305,11 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := recorders.Get().(*recorder)
-	*rec = recorder{ResponseWriter: w, route: "other"}
+	*rec = recorder{ResponseWriter: w, route: "other", post: r.Method == http.MethodPost}
 	defer func() {
 		recoverRequest(recover(), h.log, rec, r)
 		h.done(rec, r, start)
-		*rec = recorder{}
+		*rec = recorder{line: rec.line[:0]}
 		recorders.Put(rec)
 	}()
 	dispatch(h.mux, rec, r)
@@ -342,22 +358,27 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 	if h.metrics != nil {
 		h.metrics.observe(rec.route, rec.status, d)
 	}
-	if h.access && h.log.Enabled(r.Context(), slog.LevelInfo) {
+	if !h.access {
+		return
+	}
+	end := start.Add(d)
+	if h.accessTo != nil {
+		if rec.line == nil {
+			rec.line = make([]byte, 0, 512) // a line is about 250 bytes
+		}
+		var ok bool
+		if rec.line, ok = appendAccessJSON(rec.line[:0], rec, r, end, d); ok {
+			_, _ = h.accessTo.Write(rec.line) // a log that fails is not the client's problem
+			return
+		}
+		lr := accessRecord(rec, r, end, d)
+		_ = slog.NewJSONHandler(h.accessTo, nil).Handle(r.Context(), lr)
+		return
+	}
+	if h.log.Enabled(r.Context(), slog.LevelInfo) {
 		// A record of our own, straight to the handler: Logger.LogAttrs
 		// would read the clock again and look up its caller (pc 0: none).
-		lr := slog.NewRecord(start.Add(d), slog.LevelInfo, "request", 0)
-		lr.AddAttrs(
-			slog.String("method", clip(r.Method)),
-			slog.String("path", clip(r.URL.Path)),
-			slog.Int("status", rec.status),
-			slog.Duration("duration", d),
-			slog.Int("bytes", rec.bytes),
-			slog.String("key", rec.keyID),
-			slog.String("remote", r.RemoteAddr))
-		if id := r.Header["X-Request-Id"]; len(id) > 0 {
-			lr.AddAttrs(slog.String("request_id", clip(id[0])))
-		}
-		_ = h.log.Handler().Handle(r.Context(), lr) // a log that fails is not the client's problem
+		_ = h.log.Handler().Handle(r.Context(), accessRecord(rec, r, end, d))
 	}
 }
 

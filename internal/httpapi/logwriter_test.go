@@ -219,6 +219,7 @@ func TestAccessLogToStuckSinkDoesNotStallLookups(t *testing.T) {
 	var m *Metrics
 	s := newServer(t, unlimited, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(l, nil))
+		c.AccessLogTo = l // as lnpdb serve --log-format json
 		m = c.Metrics
 	})
 	require.NoError(t, m.RegisterLogWriter(l))

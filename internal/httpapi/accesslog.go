@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// accessRecord is the access log's record of a finished request: "request",
+// at the time it ended, with the method, path, status, duration, bytes,
+// key id, remote address and request id.
+func accessRecord(rec *recorder, r *http.Request, end time.Time, d time.Duration) slog.Record {
+	lr := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+	lr.AddAttrs(
+		slog.String("method", clip(r.Method)),
+		slog.String("path", clip(r.URL.Path)),
+		slog.Int("status", rec.status),
+		slog.Duration("duration", d),
+		slog.Int("bytes", rec.bytes),
+		slog.String("key", rec.keyID),
+		slog.String("remote", r.RemoteAddr))
+	if id := r.Header["X-Request-Id"]; len(id) > 0 {
+		lr.AddAttrs(slog.String("request_id", clip(id[0])))
+	}
+	return lr
+}
+
+// appendAccessJSON appends accessRecord's line as slog.NewJSONHandler(w,
+// nil) writes it, byte for byte, when every string in it is plain
+// printable ASCII and the year has four digits, as in nearly every request;
+// otherwise it returns false, and the line goes through slog, whose
+// escaping is its own. slog's generic encoding (attributes, escaping, a
+// pooled state) costs a few per cent of a single lookup's CPU under load;
+// this costs a tenth of that.
+func appendAccessJSON(b []byte, rec *recorder, r *http.Request, end time.Time, d time.Duration) ([]byte, bool) {
+	method, path, remote := clip(r.Method), clip(r.URL.Path), r.RemoteAddr
+	id := ""
+	if v := r.Header["X-Request-Id"]; len(v) > 0 {
+		id = clip(v[0])
+	}
+	if y := end.Year(); y < 0 || y >= 10000 || !plainASCII(method) || !plainASCII(path) ||
+		!plainASCII(rec.keyID) || !plainASCII(remote) || !plainASCII(id) {
+		return b, false
+	}
+	b = append(b, `{"time":"`...)
+	b = end.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":"INFO","msg":"request","method":"`...)
+	b = append(b, method...)
+	b = append(b, `","path":"`...)
+	b = append(b, path...)
+	b = append(b, `","status":`...)
+	b = strconv.AppendInt(b, int64(rec.status), 10)
+	b = append(b, `,"duration":`...)
+	b = strconv.AppendInt(b, int64(d), 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, int64(rec.bytes), 10)
+	b = append(b, `,"key":"`...)
+	b = append(b, rec.keyID...)
+	b = append(b, `","remote":"`...)
+	b = append(b, remote...)
+	if len(r.Header["X-Request-Id"]) > 0 {
+		b = append(b, `","request_id":"`...)
+		b = append(b, id...)
+	}
+	return append(b, "\"}\n"...), true
+}
+
+// plainASCII reports whether s is printable ASCII without '"' or '\\':
+// what every JSON encoder writes as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
