@@ -35,9 +35,10 @@ const (
 	// gcPercent is the collector's GOGC unless the environment sets one.
 	// The table is mapped, not on the heap, which holds the requests in
 	// flight: a few MB. At GOGC=100 the collector runs after every 4 MB
-	// allocated, dozens of times a second under load, at ~5 % of a
-	// lookup's CPU; at 400 it runs a quarter as often, for up to 12 MB
-	// more heap.
+	// allocated, dozens of times a second under load; at 400 it runs a
+	// quarter as often, and serves about 10 % more single lookups a
+	// second, for a heap up to five times what is live
+	// (benchmarks/results/http-rest-graphql.md, graphql-amplification.md).
 	gcPercent     = 400
 	logFlushEvery = 100 * time.Millisecond
 )
