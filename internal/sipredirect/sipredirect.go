@@ -170,33 +170,27 @@ func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bo
 
 // wellFormed reports whether req has what an answer is built from: SIP/2.0,
 // a top Via naming its transport and sender, and the headers a response
-// copies, each of which must read back as itself when sent: sipgo accepts
-// some values (a From of "::A0") that it writes in a form it then refuses.
-// Anything else is dropped unanswered, as sipgo's transaction layer would:
-// an answer built from it would not parse either.
+// copies, its From and To among them reading back as what they were when
+// written: sipgo accepts some addresses (a From of "::A0") that it writes in
+// a form it then refuses. Anything else is dropped unanswered, as sipgo's
+// transaction layer would: an answer built from it would not parse either.
 func wellFormed(req *sip.Request) bool {
 	via := req.Via()
-	if req.SipVersion != "SIP/2.0" || via == nil || via.ProtocolName != "SIP" || via.ProtocolVersion != "2.0" ||
-		via.Transport == "" || via.Host == "" || req.CSeq() == nil || req.CallID() == nil || req.From() == nil || req.To() == nil {
-		return false
-	}
-	for _, h := range req.GetHeaders("Via") {
-		if !readsBack(h) {
-			return false
-		}
-	}
-	return readsBack(req.From()) && readsBack(req.To()) && readsBack(req.CSeq()) && readsBack(req.CallID())
+	return req.SipVersion == "SIP/2.0" && via != nil && via.ProtocolName == "SIP" && via.ProtocolVersion == "2.0" &&
+		via.Transport != "" && via.Host != "" && req.CSeq() != nil && req.CallID() != nil &&
+		req.From() != nil && req.To() != nil && readsBack(req.From().Value()) && readsBack(req.To().Value())
 }
 
-// readsBack reports whether h, written as a response writes it, parses as
-// the one header it was.
-func readsBack(h sip.Header) bool {
-	line := h.Name() + ": " + h.Value()
-	out, err := headerParser.ParseHeader(nil, []byte(line))
-	return err == nil && len(out) == 1 && out[0].Name() == h.Name() && out[0].Value() == h.Value()
+// readsBack reports whether an address header's value, as sipgo writes it,
+// parses as a From or To. Only From and To are checked: the fuzzer
+// (FuzzAnswerDatagram) finds no Via, CSeq or Call-ID that does not, and a
+// check of every copied header doubles the cost of a dip.
+func readsBack(v string) bool {
+	var u sip.Uri
+	var p sip.HeaderParams
+	_, err := sip.ParseAddressValue(v, &u, &p)
+	return err == nil && !u.Wildcard
 }
-
-var headerParser = sip.HeadersParser(sip.DefaultHeadersParser())
 
 // appendWriter is an io.StringWriter appending to a byte slice.
 type appendWriter struct{ b []byte }
