@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,4 +227,22 @@ func TestServerBoundsSlowClients(t *testing.T) {
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(readHeaderTimeout+3*time.Second)))
 	_, err = io.ReadAll(conn)
 	require.NoError(t, err, "the server closes the connection (a timeout here means it did not)")
+}
+
+// TestServeGCPercent: serve runs the collector at gcPercent when GOGC is not
+// set, and leaves it alone when it is.
+func TestServeGCPercent(t *testing.T) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		t.Skip("GOGC is set in this test's environment")
+	}
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	s := startServe(t, "--addr", "127.0.0.1:0")
+	s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	assert.Equal(t, gcPercent, debug.SetGCPercent(100))
+
+	t.Setenv("GOGC", "100")
+	s = startServe(t, "--addr", "127.0.0.1:0")
+	s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	assert.Equal(t, 100, debug.SetGCPercent(100), "an operator's GOGC stays")
 }
