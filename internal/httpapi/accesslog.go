@@ -35,8 +35,9 @@ func accessRecord(rec *recorder, r *http.Request, end time.Time, d time.Duration
 // this costs a tenth of that.
 func appendAccessJSON(b []byte, rec *recorder, r *http.Request, end time.Time, d time.Duration) ([]byte, bool) {
 	method, path, remote := clip(r.Method), clip(r.URL.Path), r.RemoteAddr
+	v := r.Header["X-Request-Id"]
 	id := ""
-	if v := r.Header["X-Request-Id"]; len(v) > 0 {
+	if len(v) > 0 {
 		id = clip(v[0])
 	}
 	if y := end.Year(); y < 0 || y >= 10000 || !plainASCII(method) || !plainASCII(path) ||
@@ -59,7 +60,7 @@ func appendAccessJSON(b []byte, rec *recorder, r *http.Request, end time.Time, d
 	b = append(b, rec.keyID...)
 	b = append(b, `","remote":"`...)
 	b = append(b, remote...)
-	if len(r.Header["X-Request-Id"]) > 0 {
+	if len(v) > 0 {
 		b = append(b, `","request_id":"`...)
 		b = append(b, id...)
 	}

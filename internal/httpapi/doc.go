@@ -82,14 +82,18 @@
 // # HTTP
 //
 // [Conventions] wraps the handler for what clients rely on beside the
-// lookups: compressed responses when asked, gzip request bodies, request
-// ids, CORS. /openapi.json and /api/v1/status carry a weak ETag and
-// Cache-Control and answer If-None-Match with 304.
+// lookups: compressed responses when asked (never a single lookup's answer,
+// too small to be worth it), gzip request bodies, request ids, CORS.
+// /openapi.json and /api/v1/status carry a weak ETag and Cache-Control and
+// answer If-None-Match with 304; other JSON answers to GET carry
+// Cache-Control: no-store, answers to POST none (no cache stores them).
 //
 // # Logs
 //
 // With [Config.AccessLog], one line per request: method, path, status,
-// duration, bytes, the key's id (never the key) and the remote address.
+// duration, bytes, the key's id (never the key), the remote address and the
+// request id; with [Config.AccessLogTo], those lines as JSON, written
+// without slog's generic encoding.
 // [LogWriter] batches log lines so that they do not cost a system call each,
 // and never makes a request wait for a slow or stuck log output: past a
 // bounded buffer it drops lines, counts them (exported by
