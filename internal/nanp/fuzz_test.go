@@ -90,3 +90,33 @@ func FuzzParseTelURI(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTenDigits checks the word-at-a-time digit decoder against a byte at a
+// time reading of the same ten bytes.
+func FuzzTenDigits(f *testing.F) {
+	for _, s := range []string{"2025550123", "0000000000", "9999999999", "202555012/", "20255501:3", "/025550123", "2025550\x00\x00\x00", "99999999:9", "\xb0025550123", "20255\x3a0123"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < 10 {
+			return
+		}
+		s = s[:10]
+		var want uint64
+		ok := true
+		for i := range 10 {
+			if s[i] < '0' || s[i] > '9' {
+				ok = false
+				break
+			}
+			want = want*10 + uint64(s[i]-'0')
+		}
+		got, gotOK := tenDigits(s)
+		if gotOK != ok || ok && got != want {
+			t.Fatalf("tenDigits(%q) = %d, %v; want %d, %v", s, got, gotOK, want, ok)
+		}
+		if gb, okb := tenDigits([]byte(s)); gb != got || okb != gotOK {
+			t.Fatalf("tenDigits([]byte(%q)) = %d, %v; the string gives %d, %v", s, gb, okb, got, gotOK)
+		}
+	})
+}
