@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // batchSize is how many numbers GetMany moves through each stage together:
@@ -221,12 +222,11 @@ func (b *batch) decode(out []Record) error {
 		if !inNANP(tn) {
 			continue
 		}
-		var q [numSectionCount]*probe
-		for i := range q {
-			q[i] = &b.q[i][j]
-		}
-		if err := s.decode(tn, b.f, q, r); err != nil {
-			return err
+		for m := b.f & FieldAll; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros8(uint8(m))
+			if err := s.decodeProbe(tn, i, &b.q[i][j], r); err != nil {
+				return err
+			}
 		}
 		if !b.lazy || !r.Ported.OK {
 			if err := s.readBlock(tn/10000000, tn%10000000, &r.Block); err != nil {
