@@ -498,8 +498,7 @@ func WithHugePages() Option { return func(c *openConfig) { c.hugePages = true } 
 // record's LRN, activation and carrier when it has one, else its most
 // specific block row's; and that row's rate center either way. It is a
 // few words, returned in registers, where a Record is 248 bytes to clear
-// and copy: for a cached table that clearing and copying was a third of
-// a lookup's time.
+// and fill.
 type Route struct {
 	// LRN is the ported record's LRN, else the block row's LRN ("" when
 	// the row has none).

@@ -109,8 +109,8 @@ type Result struct {
 // (11 digits starting with 1) it allocates nothing, with or without
 // enhanced and messaging data.
 func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
-	// A small wrapper, inlined into the caller: lookupInto fills the caller's
-	// Result in place, which saves copying it (344 bytes) on the way out.
+	// A small wrapper, inlined into the caller, so that lookupInto fills
+	// the caller's Result (344 bytes) through a pointer.
 	err = lookupInto(db, number, opt, &r)
 	return r, err
 }
