@@ -32,12 +32,14 @@ func install(fs vfs.FS, path string, r io.Reader) (Info, error) {
 	var n int64
 	err := atomicfile.Write(fs, path, func(f vfs.File) error {
 		var err error
-		// Hide f's ReadFrom, which would copy through a 32 KiB buffer.
-		n, err = io.CopyBuffer(struct{ io.Writer }{f}, r, make([]byte, 1<<20))
+		// Through a chunkWriter, so that the new table is cached in huge
+		// pages whatever sizes r reads in.
+		cw := newChunkWriter(f)
+		n, err = io.CopyBuffer(cw, r, make([]byte, 1<<20))
 		if err != nil {
 			return fmt.Errorf("reading the table after %d bytes: %w", n, err)
 		}
-		return nil
+		return cw.Flush()
 	}, atomicfile.Options{
 		Check: func(tmp string) error {
 			db, err := Open(tmp, WithVerify(), ReadOnly())

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -323,4 +325,89 @@ func threadCPUTime(b *testing.B) int64 {
 		b.Fatalf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", errno)
 	}
 	return ts.Nano()
+}
+
+// pmdMappedKB maps path as Open does, touches every page, and returns how
+// much of the mapping the kernel maps with huge-page entries.
+func pmdMappedKB(t *testing.T, path string) int64 {
+	r, err := openRegion(path, false)
+	require.NoError(t, err)
+	defer r.Close()
+	var sink byte
+	for i := 0; i < len(r.Bytes()); i += 4096 {
+		sink ^= r.Bytes()[i]
+	}
+	runtime.KeepAlive(sink)
+	var kB int64
+	for _, v := range covering(readSmaps(t), r.Bytes()) {
+		kB += v.kB["FilePmdMapped"]
+	}
+	return kB
+}
+
+// TestFreshTableOnHugePages: a table file written through a chunkWriter
+// is cached, and so mapped, on huge pages wherever the page cache can
+// hold a file written in aligned 2 MiB pieces that way; one written
+// through a 1 MiB bufio.Writer, as tables were, is not.
+func TestFreshTableOnHugePages(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 3*hugePageSize+12345)
+	_, _ = rand.NewChaCha8([32]byte{7}).Read(data)
+	write := func(name string, fill func(f *os.File)) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		fill(f)
+		require.NoError(t, f.Close())
+		return path
+	}
+	control := write("control", func(f *os.File) {
+		for off := 0; off < len(data); off += hugePageSize {
+			_, err := f.Write(data[off:min(off+hugePageSize, len(data))])
+			require.NoError(t, err)
+		}
+	})
+	if pmdMappedKB(t, control) == 0 {
+		t.Skipf("%s: the page cache does not hold a file written in aligned 2 MiB pieces in huge pages here "+
+			"(Linux 6.16 or later and a file system with large folios, such as ext4, do; THP %s)", dir, thpSetting())
+	}
+	chunked := write("chunked", func(f *os.File) {
+		cw := newChunkWriter(f)
+		for off := 0; off < len(data); off += 100_003 {
+			_, err := cw.Write(data[off:min(off+100_003, len(data))])
+			require.NoError(t, err)
+			if off < hugePageSize+hugePageSize/2 && off+100_003 >= hugePageSize+hugePageSize/2 {
+				require.NoError(t, cw.Flush()) // cuts the second chunk
+			}
+		}
+		require.NoError(t, cw.Flush())
+	})
+	assert.GreaterOrEqual(t, pmdMappedKB(t, chunked), int64(2*hugePageSize>>10), "the first and third chunks are whole")
+	buffered := write("buffered", func(f *os.File) {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		for off := 0; off < len(data); off += 100_003 {
+			_, err := bw.Write(data[off:min(off+100_003, len(data))])
+			require.NoError(t, err)
+		}
+		require.NoError(t, bw.Flush())
+	})
+	t.Logf("written through a 1 MiB bufio.Writer: %d kB on huge pages", pmdMappedKB(t, buffered))
+}
+
+// TestOpenAdvisesHugePages: Open's file mapping is advised MADV_HUGEPAGE,
+// so that readahead fills the page cache in huge pages.
+func TestOpenAdvisesHugePages(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("kernel without transparent huge pages")
+	}
+	path, _ := writeRandomFile(t, t.TempDir(), 2<<20+3)
+	r, err := openRegion(path, false)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, placementFile, r.Placement())
+	vs := covering(readSmaps(t), r.Bytes())
+	require.NotEmpty(t, vs)
+	for _, v := range vs {
+		assert.Contains(t, v.flags, "hg", "mapping %x-%x not advised MADV_HUGEPAGE", v.start, v.end)
+	}
 }

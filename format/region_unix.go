@@ -14,7 +14,11 @@ func loadRegion(f *os.File, path string, size int, huge bool) (*region, error) {
 	if huge {
 		return openHuge(f, path, size)
 	}
-	return mapFile(f, path, size, placementFile)
+	r, err := mapFile(f, path, size, placementFile)
+	if err == nil {
+		adviseFile(r.mem)
+	}
+	return r, err
 }
 
 // mapFile maps size bytes of f shared and read-only.

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -20,7 +19,7 @@ import (
 // one went.
 type fileWriter struct {
 	f   vfs.File
-	bw  *bufio.Writer
+	bw  *chunkWriter
 	off int64
 	dir []dirEntry
 }
@@ -68,7 +67,7 @@ func (w *fileWriter) checksum(off, n int64) (uint64, error) {
 // write writes the whole table to f: a zeroed prefix, the sections in
 // sectionOrder, then the header and directory over the prefix.
 func (w *Writer) write(ctx context.Context, f vfs.File, opt WriteOptions) error {
-	fw := &fileWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	fw := &fileWriter{f: f, bw: newChunkWriter(f)}
 	if err := fw.write(make([]byte, headerSize+dirSize(len(sectionOrder)))); err != nil {
 		return err
 	}
