@@ -480,7 +480,11 @@ func (db *DB) Info() Info {
 
 // WithHugePages holds the table in huge pages (2 MiB on x86-64), for
 // users who have the RAM: on a table larger than the CPU caches every
-// random lookup then misses the TLB far less often. Open copies the file
+// random lookup then misses the TLB far less often. (Without it, Open
+// advises its file mapping MADV_HUGEPAGE, and tables are written so that
+// a page cache with large folios, Linux 6.16 and later on ext4 and
+// others, holds them in 2 MiB folios, mapped as huge pages; with it they
+// are on huge pages wherever transparent huge pages work.) Open copies the file
 // into anonymous memory advised MADV_HUGEPAGE, so the table costs its
 // whole size in memory the kernel cannot reclaim (and twice that while a
 // Reload or Compact swaps in a new file), on top of the page cache's copy

@@ -39,8 +39,12 @@
 // the CPU caches. Lookups allocate nothing. GetMany computes every
 // address of a batch first and touches them all before it searches any,
 // so the memory accesses of many numbers are in flight together.
-// WithHugePages holds the table in huge pages, which saves the TLB misses
-// of random reads over a large table.
+// The file is written in 2 MiB-aligned pieces and its mapping advised
+// MADV_HUGEPAGE, so that where the page cache holds files in large folios
+// (Linux 6.16 and later, on ext4 and others) the table is mapped in huge
+// pages at no cost in memory; WithHugePages holds it in huge pages
+// anywhere, in memory of its own. Either saves the TLB misses of random
+// reads over a large table.
 //
 // # File layout
 //

@@ -87,3 +87,49 @@ func TestGetIntoClosed(t *testing.T) {
 	require.ErrorIs(t, db.GetInto(2025550123, format.FieldAll, &r), format.ErrClosed)
 	assert.Zero(t, r)
 }
+
+// TestRouteAgreesWithGet: Route gives, for every branch of the lookup
+// path, what Get's record says: the ported record's LRN, activation and
+// carrier, else the block row's, and the block row's rate center either
+// way; without allocating, and ErrClosed after Close.
+func TestRouteAgreesWithGet(t *testing.T) {
+	db := testdb.Sample(t)
+	tns := lookupNumbers(t)
+	var ported, pooled int
+	for _, tn := range tns {
+		r, err := db.Get(tn, format.FieldPorted)
+		require.NoError(t, err)
+		rt, err := db.Route(tn)
+		require.NoError(t, err)
+		require.Equal(t, r.Route(), rt, "%d", tn)
+		assert.Equal(t, r.Ported.OK, rt.Ported, "%d", tn)
+		assert.Equal(t, r.Block.Assigned, rt.Assigned, "%d", tn)
+		assert.Same(t, r.Block.RateCenter, rt.RateCenter, "%d: the block row's rate center, ported or not", tn)
+		if r.Ported.OK {
+			ported++
+			assert.Equal(t, r.Ported.LRN, rt.LRN, "%d", tn)
+			assert.Equal(t, r.Ported.ActivatedAt, rt.ActivatedAt, "%d", tn)
+			assert.Same(t, r.Ported.Carrier, rt.Carrier, "%d", tn)
+		} else {
+			if r.Block.LRN != "" {
+				pooled++
+			}
+			assert.Equal(t, r.Block.LRN, rt.LRN, "%d", tn)
+			assert.Equal(t, r.Block.ActivatedAt, rt.ActivatedAt, "%d", tn)
+			assert.Same(t, r.Block.Carrier, rt.Carrier, "%d", tn)
+		}
+	}
+	require.NotZero(t, ported)
+	require.NotZero(t, pooled)
+	allocs := testing.AllocsPerRun(20, func() {
+		for _, tn := range tns {
+			if _, err := db.Route(tn); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	assert.Zero(t, allocs)
+	require.NoError(t, db.Close())
+	_, err := db.Route(2025550123)
+	require.ErrorIs(t, err, format.ErrClosed)
+}
