@@ -56,13 +56,6 @@ func TestApplyIsVisibleAtOnce(t *testing.T) {
 	assert.Equal(t, "13122009999", ported(t, db, 2025550123).LRN)
 	assert.False(t, ported(t, db, 3122001234).OK, "a deleted port routes by its block again")
 	assert.Equal(t, 3, db.PendingUpdates())
-	for _, tn := range []uint64{2025550199, 2025550123, 3122001234} {
-		r, err := db.Get(tn, format.FieldPorted)
-		require.NoError(t, err)
-		rt, err := db.Route(tn)
-		require.NoError(t, err)
-		assert.Equal(t, r.Route(), rt, "%d: Route reads the pending updates as Get does", tn)
-	}
 
 	out := make([]format.Record, 3)
 	require.NoError(t, db.GetMany([]uint64{2025550199, 2025550123, 3122001234}, format.FieldPorted, out))

@@ -4,7 +4,6 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/lookup"
-	"github.com/lnpdb/lnpdb/internal/nanp"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
@@ -109,62 +108,35 @@ type Result struct {
 // (11 digits starting with 1) it allocates nothing, with or without
 // enhanced and messaging data.
 func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
-	// A small wrapper, inlined into the caller, so that lookupInto fills
-	// the caller's Result (344 bytes) through a pointer.
-	err = lookupInto(db, number, opt, &r)
-	return r, err
+	var rec format.Record
+	number, err = lookup.Get(db, number, opt.fields(), "lrn", &rec)
+	if err != nil {
+		return Result{}, err
+	}
+	if !resolve(&r, &rec, number, opt) {
+		return Result{}, ErrNotFound
+	}
+	return r, nil
 }
 
-// lookupInto is Lookup into *r, which must be zero and is left zero on error.
-// Without messaging data it reads a format.Route, a few words in
-// registers, rather than a format.Record.
-func lookupInto(db *format.DB, number string, opt Options, r *Result) error {
-	n, canonical, err := nanp.Parse(number)
-	if err != nil {
-		return err
-	}
-	var (
-		rt  format.Route
-		rec *format.Record
-	)
-	if opt.Messaging {
-		rec = new(format.Record)
-		err = db.GetInto(uint64(n), opt.fields(), rec)
-		rt = rec.Route()
-	} else {
-		rt, err = db.Route(uint64(n))
-	}
-	if err != nil {
-		return lookup.Error("lrn", err)
-	}
-	if !canonical {
-		number = n.String()
-	}
-	if !resolve(r, &rt, rec, number, opt) {
-		*r = Result{}
-		return ErrNotFound
-	}
-	return nil
-}
-
-// resolve sets every field of r from rt (and rec, which holds the messaging
-// record when opt asks for it) for the number whose canonical form is
-// phone, and reports false when the number is vacant (r is then
+// resolve sets every field of r from rec for the number whose canonical
+// form is phone, and reports false when the number is vacant (r is then
 // unspecified). It overwrites r whole, so that LookupMany can reuse a
 // caller's slice without clearing it first.
-func resolve(r *Result, rt *format.Route, rec *format.Record, phone string, opt Options) bool {
-	c := rt.Carrier
+func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
+	b := &rec.Block
+	c := rec.CurrentCarrier()
 	var (
 		lrn    string
 		at     int64
 		source Source
 	)
-	switch {
-	case rt.Ported:
-		lrn, at, source = rt.LRN, rt.ActivatedAt, SourcePorted
-	case rt.LRN != "":
-		lrn, at, source = rt.LRN, rt.ActivatedAt, SourcePooled
-	case rt.Assigned:
+	switch p := &rec.Ported; {
+	case p.OK:
+		lrn, at, source = p.LRN, p.ActivatedAt, SourcePorted
+	case b.LRN != "":
+		lrn, at, source = b.LRN, b.ActivatedAt, SourcePooled
+	case b.Assigned:
 		lrn, source = phone, SourceCode
 	default:
 		return false
@@ -183,7 +155,7 @@ func resolve(r *Result, rt *format.Route, rec *format.Record, phone string, opt 
 	}
 	switch {
 	case opt.Enhanced:
-		setEnhanced(&r.Enhanced, c, rt.RateCenter)
+		setEnhanced(&r.Enhanced, c, b.RateCenter)
 	case !r.Enhanced.IsZero():
 		r.Enhanced = Enhanced{}
 	}
