@@ -3,6 +3,7 @@ package format
 import (
 	"bufio"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -243,11 +244,16 @@ func TestRegionHugeCopyReadError(t *testing.T) {
 
 var regionSink uint64
 
+var regionMiB = flag.Int("bench.region-mib", 256, "size of BenchmarkRegionRandomRead's file in MiB (a power of two)")
+
 // BenchmarkRegionRandomRead reads 8 bytes at a random offset of a 256 MiB
-// file, each offset depending on the bytes read before it, so that every
+// (-bench.region-mib) file, each offset depending on the bytes read before it, so that every
 // read waits for the previous one: the latency a lookup pays per random
 // access, with the file mapped (plain), mapped and kept on 4 KiB pages
-// (plain-4k), and copied onto huge pages (huge).
+// (plain-4k), and copied onto huge pages (huge); and, mapped, the same bytes
+// written as the table writer writes, in pieces of 100,003 bytes, through a
+// 1 MiB bufio.Writer as it used to (written-bufio) and through its
+// chunkWriter (written-chunked).
 // cpu-ns/op is the CPU time of the reading thread per read, which unlike
 // ns/op leaves out the time the thread waits for a CPU on a loaded machine;
 // hugemapped-MiB is how much of the region the kernel maps with huge pages:
@@ -255,14 +261,41 @@ var regionSink uint64
 // is not 0 where the file system keeps the page cache in large folios (ext4
 // and xfs on recent kernels) and so maps even the plain file with huge pages.
 func BenchmarkRegionRandomRead(b *testing.B) {
-	const size = 256 << 20
-	path, _ := writeRandomFile(b, b.TempDir(), size)
+	size := *regionMiB << 20
+	if size <= 0 || size&(size-1) != 0 {
+		b.Fatalf("-bench.region-mib %d: want a power of two", *regionMiB)
+	}
+	dir := b.TempDir()
+	path, data := writeRandomFile(b, dir, size)
+	type flushWriter interface {
+		io.Writer
+		Flush() error
+	}
+	// writeAs writes data to a new file in pieces of 100,003 bytes through
+	// the writer wrap makes.
+	writeAs := func(name string, wrap func(io.Writer) flushWriter) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		require.NoError(b, err)
+		w := wrap(f)
+		for off := 0; off < len(data); off += 100_003 {
+			_, err := w.Write(data[off:min(off+100_003, len(data))])
+			require.NoError(b, err)
+		}
+		require.NoError(b, w.Flush())
+		require.NoError(b, f.Close())
+		return p
+	}
+	bufioPath := writeAs("bufio", func(w io.Writer) flushWriter { return bufio.NewWriterSize(w, 1<<20) })
+	chunkedPath := writeAs("chunked", func(w io.Writer) flushWriter { return newChunkWriter(w) })
 	for _, mode := range []struct {
 		name        string
+		path        string
 		huge, small bool
-	}{{"plain", false, false}, {"plain-4k", false, true}, {"huge", true, false}} {
+	}{{"plain", path, false, false}, {"plain-4k", path, false, true}, {"huge", path, true, false},
+		{"written-bufio", bufioPath, false, false}, {"written-chunked", chunkedPath, false, false}} {
 		t0 := time.Now()
-		r, err := openRegion(path, mode.huge)
+		r, err := openRegion(mode.path, mode.huge)
 		require.NoError(b, err)
 		if mode.small {
 			// The reference on 4 KiB pages, whatever the page cache holds.
@@ -282,7 +315,7 @@ func BenchmarkRegionRandomRead(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			cpu0 := threadCPUTime(b)
-			const mask = size/8 - 1
+			mask := uint64(size/8 - 1)
 			x := uint64(sum)
 			for i := 0; b.Loop(); i++ {
 				// The index mixes in i so that the walk never enters a
