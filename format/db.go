@@ -484,8 +484,8 @@ func (db *DB) Info() Info {
 // advises its file mapping MADV_HUGEPAGE, and tables are written so that
 // a page cache with large folios, Linux 6.16 and later on ext4 and
 // others, holds them in 2 MiB folios, mapped as huge pages; with it they
-// are on huge pages wherever transparent huge pages work.) Open copies the file
-// into anonymous memory advised MADV_HUGEPAGE, so the table costs its
+// are on huge pages wherever transparent huge pages work.) Open copies
+// the file into anonymous memory advised MADV_HUGEPAGE, so the table costs its
 // whole size in memory the kernel cannot reclaim (and twice that while a
 // Reload or Compact swaps in a new file), on top of the page cache's copy
 // of the file, which the kernel may drop; a file that already sits on a

@@ -248,11 +248,10 @@ func parseNumber[T text](s T) (Number, error) {
 	return n, nil
 }
 
-// tenDigits returns the value of s, which must be ten ASCII digits, and
-// false when it is not. It is the digits of, eight at a time: it checks and
-// combines the first eight as one 64-bit word (SWAR) rather than in a chain
-// of ten multiply-adds, which is on the critical path of every lookup of a
-// canonical number.
+// tenDigits returns the value of the ten bytes of s, and false when they
+// are not all ASCII digits. It checks and combines the first eight as one
+// 64-bit word (SWAR) rather than in a chain of ten multiply-adds: parsing
+// is on the critical path of every lookup of a canonical number.
 func tenDigits[T text](s T) (uint64, bool) {
 	_ = s[9]
 	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
