@@ -8,10 +8,11 @@ const chunkSize = hugePageSize
 
 // chunkWriter is a buffered writer for a file written from its start that
 // hands the file whole chunkSize-aligned chunks: every write it makes but
-// the one a Flush forces ends on a chunk boundary. Linux (6.16 and later,
-// on ext4 and other file systems with large folios) then caches each chunk
-// as one 2 MiB folio, and a mapping of the file uses one huge-page TLB
-// entry for it where 4 KiB writes would leave 512 small pages. A table
+// the one a Flush forces ends on a chunk boundary. A kernel whose page
+// cache holds files in large folios (Linux 6.18 on ext4 does) then caches
+// each chunk as one 2 MiB folio, which a mapping of the file uses with one
+// huge-page TLB entry; smaller writes (a 1 MiB bufio.Writer's) leave
+// smaller folios, mapped in 4 KiB pages. A table
 // read back from disk gets the same from readahead (Open advises
 // MADV_HUGEPAGE); chunkWriter gives it to a table straight from build or
 // install, still in the page cache.

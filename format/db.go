@@ -482,8 +482,8 @@ func (db *DB) Info() Info {
 // users who have the RAM: on a table larger than the CPU caches every
 // random lookup then misses the TLB far less often. (Without it, Open
 // advises its file mapping MADV_HUGEPAGE, and tables are written so that
-// a page cache with large folios, Linux 6.16 and later on ext4 and
-// others, holds them in 2 MiB folios, mapped as huge pages; with it they
+// a page cache with large folios (Linux 6.18 on ext4 does; older kernels
+// and file systems may not) holds them in 2 MiB folios, mapped as huge pages; with it they
 // are on huge pages wherever transparent huge pages work.) Open copies
 // the file into anonymous memory advised MADV_HUGEPAGE, so the table costs its
 // whole size in memory the kernel cannot reclaim (and twice that while a

@@ -35,13 +35,13 @@
 // that one 64-byte cache line (the next one too for the few numbers whose
 // bucket overflowed); the lines of several sections are independent loads
 // the CPU overlaps. The block data (5 MB at 100M ported numbers) is read
-// while those lines are on their way, and the decoded dictionaries stay in
-// the CPU caches. Lookups allocate nothing. GetMany computes every
+// while those lines are on their way, and the decoded dictionaries (6 MiB
+// at 100M) are small beside the table. Lookups allocate nothing. GetMany computes every
 // address of a batch first and touches them all before it searches any,
 // so the memory accesses of many numbers are in flight together.
 // The file is written in 2 MiB-aligned pieces and its mapping advised
 // MADV_HUGEPAGE, so that where the page cache holds files in large folios
-// (Linux 6.16 and later, on ext4 and others) the table is mapped in huge
+// (Linux 6.18 on ext4 does) the table is mapped in huge
 // pages at no cost in memory; WithHugePages holds it in huge pages
 // anywhere, in memory of its own. Either saves the TLB misses of random
 // reads over a large table.

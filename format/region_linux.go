@@ -78,9 +78,8 @@ func adviseHuge(b []byte) error {
 }
 
 // adviseFile asks for huge pages on a file mapping (MADV_HUGEPAGE): where
-// the kernel and file system support it (Linux 6.16 and later on ext4, XFS
-// and others with large folios), readahead then reads the table into the
-// page cache in 2 MiB folios, each mapped with one huge-page TLB entry,
-// at no cost in memory. It is advice: a kernel that cannot follow it maps
+// the kernel and file system cache files in large folios (Linux 6.18 on
+// ext4 does), readahead then reads the table into the page cache in 2 MiB
+// folios, each mapped with one huge-page TLB entry, at no cost in memory. It is advice: a kernel that cannot follow it maps
 // the file in small pages as before, so its error is of no consequence.
 func adviseFile(b []byte) { _ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) }

@@ -402,7 +402,7 @@ func TestFreshTableOnHugePages(t *testing.T) {
 	})
 	if pmdMappedKB(t, control) == 0 {
 		t.Skipf("%s: the page cache does not hold a file written in aligned 2 MiB pieces in huge pages here "+
-			"(Linux 6.16 or later and a file system with large folios, such as ext4, do; THP %s)", dir, thpSetting())
+			"(Linux 6.18 on ext4 does; THP %s)", dir, thpSetting())
 	}
 	chunked := write("chunked", func(f *os.File) {
 		cw := newChunkWriter(f)

@@ -16,8 +16,8 @@ import (
 // Verify reads the whole file and checks every section's checksum and every
 // record's structure: each bucket table holds its keys where a lookup looks
 // for them (see verifyPartition), and each record points inside its
-// dictionaries. It returns a
-// *CorruptError naming the first damaged section, or ErrClosed.
+// dictionaries. It returns a *CorruptError naming the first damaged
+// section, or ErrClosed.
 func (db *DB) Verify() error {
 	s, ref := db.acquire(0)
 	if s == nil {
