@@ -267,27 +267,8 @@ func BenchmarkRegionRandomRead(b *testing.B) {
 	}
 	dir := b.TempDir()
 	path, data := writeRandomFile(b, dir, size)
-	type flushWriter interface {
-		io.Writer
-		Flush() error
-	}
-	// writeAs writes data to a new file in pieces of 100,003 bytes through
-	// the writer wrap makes.
-	writeAs := func(name string, wrap func(io.Writer) flushWriter) string {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		require.NoError(b, err)
-		w := wrap(f)
-		for off := 0; off < len(data); off += 100_003 {
-			_, err := w.Write(data[off:min(off+100_003, len(data))])
-			require.NoError(b, err)
-		}
-		require.NoError(b, w.Flush())
-		require.NoError(b, f.Close())
-		return p
-	}
-	bufioPath := writeAs("bufio", func(w io.Writer) flushWriter { return bufio.NewWriterSize(w, 1<<20) })
-	chunkedPath := writeAs("chunked", func(w io.Writer) flushWriter { return newChunkWriter(w) })
+	bufioPath := writeInPieces(b, filepath.Join(dir, "bufio"), data, 100_003, -1, newTableBufio)
+	chunkedPath := writeInPieces(b, filepath.Join(dir, "chunked"), data, 100_003, -1, newTableChunked)
 	for _, mode := range []struct {
 		name        string
 		path        string
@@ -386,44 +367,18 @@ func TestFreshTableOnHugePages(t *testing.T) {
 	dir := t.TempDir()
 	data := make([]byte, 3*hugePageSize+12345)
 	_, _ = rand.NewChaCha8([32]byte{7}).Read(data)
-	write := func(name string, fill func(f *os.File)) string {
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		fill(f)
-		require.NoError(t, f.Close())
-		return path
-	}
-	control := write("control", func(f *os.File) {
-		for off := 0; off < len(data); off += hugePageSize {
-			_, err := f.Write(data[off:min(off+hugePageSize, len(data))])
-			require.NoError(t, err)
-		}
-	})
+	// The control's writes are whole aligned 2 MiB pieces: a bufio.Writer
+	// of that size hands on each full buffer as it is.
+	control := writeInPieces(t, filepath.Join(dir, "control"), data, hugePageSize, -1,
+		func(w io.Writer) flushWriter { return bufio.NewWriterSize(w, hugePageSize) })
 	if pmdMappedKB(t, control) == 0 {
 		t.Skipf("%s: the page cache does not hold a file written in aligned 2 MiB pieces in huge pages here "+
 			"(Linux 6.18 on ext4 does; THP %s)", dir, thpSetting())
 	}
-	chunked := write("chunked", func(f *os.File) {
-		cw := newChunkWriter(f)
-		for off := 0; off < len(data); off += 100_003 {
-			_, err := cw.Write(data[off:min(off+100_003, len(data))])
-			require.NoError(t, err)
-			if off < hugePageSize+hugePageSize/2 && off+100_003 >= hugePageSize+hugePageSize/2 {
-				require.NoError(t, cw.Flush()) // cuts the second chunk
-			}
-		}
-		require.NoError(t, cw.Flush())
-	})
+	// A Flush in the middle of the second chunk cuts it.
+	chunked := writeInPieces(t, filepath.Join(dir, "chunked"), data, 100_003, hugePageSize+hugePageSize/2, newTableChunked)
 	assert.GreaterOrEqual(t, pmdMappedKB(t, chunked), int64(2*hugePageSize>>10), "the first and third chunks are whole")
-	buffered := write("buffered", func(f *os.File) {
-		bw := bufio.NewWriterSize(f, 1<<20)
-		for off := 0; off < len(data); off += 100_003 {
-			_, err := bw.Write(data[off:min(off+100_003, len(data))])
-			require.NoError(t, err)
-		}
-		require.NoError(t, bw.Flush())
-	})
+	buffered := writeInPieces(t, filepath.Join(dir, "buffered"), data, 100_003, -1, newTableBufio)
 	t.Logf("written through a 1 MiB bufio.Writer: %d kB on huge pages", pmdMappedKB(t, buffered))
 }
 
@@ -443,4 +398,36 @@ func TestOpenAdvisesHugePages(t *testing.T) {
 	for _, v := range vs {
 		assert.Contains(t, v.flags, "hg", "mapping %x-%x not advised MADV_HUGEPAGE", v.start, v.end)
 	}
+}
+
+// flushWriter is a buffered writer: a bufio.Writer or a chunkWriter.
+type flushWriter interface {
+	io.Writer
+	Flush() error
+}
+
+// newTableBufio is the writer tables were written through before
+// chunkWriter; newTableChunked the one they are written through now.
+func newTableBufio(w io.Writer) flushWriter   { return bufio.NewWriterSize(w, 1<<20) }
+func newTableChunked(w io.Writer) flushWriter { return newChunkWriter(w) }
+
+// writeInPieces writes data to a new file at path in pieces of piece bytes
+// through the writer wrap puts around it, as the table writer hands its
+// sections on, and returns path. With cut ≥ 0 it also flushes after the
+// piece that reaches byte cut, as the table writer does between sections.
+func writeInPieces(tb testing.TB, path string, data []byte, piece, cut int, wrap func(io.Writer) flushWriter) string {
+	tb.Helper()
+	f, err := os.Create(path)
+	require.NoError(tb, err)
+	w := wrap(f)
+	for off := 0; off < len(data); off += piece {
+		_, err := w.Write(data[off:min(off+piece, len(data))])
+		require.NoError(tb, err)
+		if cut >= 0 && off < cut && off+piece >= cut {
+			require.NoError(tb, w.Flush())
+		}
+	}
+	require.NoError(tb, w.Flush())
+	require.NoError(tb, f.Close())
+	return path
 }
