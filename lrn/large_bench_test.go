@@ -102,17 +102,20 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 
 // largeNumbers returns random canonical numbers to look up: half ported
 // numbers, half random valid numbers (mostly misses), read from dir's
-// numbers.txt or, the first time, drawn from src and written there.
+// numbers.txt (unless it holds another count) or, the first time, drawn
+// from src and written there.
 func largeNumbers(b *testing.B, dir, src string) ([]string, error) {
+	const count = 1 << 20
 	cache := filepath.Join(dir, "numbers.txt")
 	if data, err := os.ReadFile(cache); err == nil {
-		return strings.Fields(string(data)), nil
+		if numbers := strings.Fields(string(data)); len(numbers) == count {
+			return numbers, nil
+		}
 	}
 	// Sample the ported numbers (reservoir sampling keeps memory flat
 	// whatever the table size), then write the numbers to look up
 	// afresh, next to each other, as a caller's request batch would be.
 	rng := rand.New(rand.NewPCG(1, 2))
-	const count = 1 << 20
 	var ported []nanp.Number
 	seen := 0
 	readTNs(b, filepath.Join(src, gen.FilePorted), func(n nanp.Number) {
@@ -132,7 +135,12 @@ func largeNumbers(b *testing.B, dir, src string) ([]string, error) {
 		}
 		numbers[i] = n.String()
 	}
-	return numbers, os.WriteFile(cache, []byte(strings.Join(numbers, "\n")+"\n"), 0o644)
+	// Written aside and renamed, so that a run killed while writing leaves
+	// no short list behind.
+	if err := os.WriteFile(cache+".tmp", []byte(strings.Join(numbers, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return numbers, os.Rename(cache+".tmp", cache)
 }
 
 // readTNs calls fn with the tn column of every data row of a generated CSV
