@@ -2,6 +2,7 @@ package format_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,7 +19,9 @@ import (
 )
 
 // openAndVerify opens the bytes as a table and verifies it, returning the
-// first error. Lookups on whatever opens must not panic.
+// first error. Lookups on whatever opens must not panic, and a batch must
+// read what single lookups read: an error when one of them fails, else the
+// same records.
 func openAndVerify(t testing.TB, dir string, b []byte) error {
 	p := filepath.Join(dir, "x.lnpdb")
 	require.NoError(t, os.WriteFile(p, b, 0o644))
@@ -27,8 +30,19 @@ func openAndVerify(t testing.TB, dir string, b []byte) error {
 		return err
 	}
 	defer db.Close()
-	for _, tn := range []uint64{2025550123, 2025550124, 2025553001, 3122001234, 6023001111, 6023017001, 9999999999} {
-		db.Get(tn, format.FieldAll) // must not panic; errors are fine
+	tns := []uint64{2025550123, 2025550124, 2025553001, 2025554001, 3122001234, 6023001111, 6023017001, 9999999999}
+	want := make([]format.Record, len(tns))
+	var getErr error
+	for i, tn := range tns {
+		if want[i], err = db.Get(tn, format.FieldAll); err != nil {
+			getErr = err
+		}
+	}
+	out := make([]format.Record, len(tns))
+	if err := db.GetMany(tns, format.FieldAll, out); err != nil || getErr != nil {
+		assert.Equal(t, getErr != nil, err != nil, "Get: %v; GetMany: %v", getErr, err)
+	} else {
+		assert.Equal(t, want, out, "GetMany")
 	}
 	return db.Verify()
 }
@@ -164,4 +178,42 @@ func TestFileID(t *testing.T) {
 	}
 	_, err = format.FileID(bytes.NewReader(good), int64(len(good))+1)
 	assert.Error(t, err, "a file longer than its header says")
+}
+
+// TestDamagedBlockIndex damages the BLOCKS references a lookup follows (an
+// index word naming a code entry the section does not have, a code entry
+// naming a thousands group it does not have) in ways the file's structure
+// alone does not show: Get and GetMany of the number must both report a
+// corrupt table, and Verify too.
+func TestDamagedBlockIndex(t *testing.T) {
+	good := miniTable(t)
+	const tn = 2025553001 // in 202-555, a code split into thousands-blocks
+	db, err := format.Open(testdb.Build(t, mini))
+	require.NoError(t, err)
+	word, entry, nentry, nthou := db.BlockOffsets(tn)
+	require.NoError(t, db.Close())
+	require.NotZero(t, entry)
+
+	cases := map[string]func(b []byte){
+		"entry index past the entries":    func(b []byte) { binary.LittleEndian.PutUint32(b[word+8:], nentry) },
+		"thousands group past the groups": func(b []byte) { binary.LittleEndian.PutUint32(b[entry+16:], nthou+1) },
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := append([]byte{}, good...)
+			damage(b)
+			p := filepath.Join(t.TempDir(), "x.lnpdb")
+			require.NoError(t, os.WriteFile(p, b, 0o644))
+			db, err := format.Open(p)
+			require.NoError(t, err, "Open reads no record")
+			defer db.Close()
+			for _, f := range []format.Fields{format.FieldPorted, format.FieldAll} {
+				_, err = db.Get(tn, f)
+				assert.ErrorIs(t, err, format.ErrCorrupt, "Get")
+				out := make([]format.Record, 2)
+				assert.ErrorIs(t, db.GetMany([]uint64{2025550123, tn}, f, out), format.ErrCorrupt, "GetMany")
+			}
+			assert.ErrorIs(t, db.Verify(), format.ErrCorrupt)
+		})
+	}
 }

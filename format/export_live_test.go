@@ -16,3 +16,22 @@ func WithFS(fs vfs.FS) Option { return func(c *openConfig) { c.fs = fs } }
 // Unmapped returns a function reporting whether the DB's current mapping
 // has been unmapped.
 func (db *DB) Unmapped() func() bool { return db.snap.Load().mp.unmapped }
+
+// BlockOffsets returns where in the file tn's BLOCKS index word and code
+// entry are (0 when it has none), and how many code entries and thousands
+// groups the section holds.
+func (db *DB) BlockOffsets(tn uint64) (word, entry int64, nentry, nthou uint32) {
+	s := db.snap.Load()
+	bi := &s.blocks
+	t := bi.npa[tn/10000000]
+	if t == noCodeTable {
+		return 0, 0, bi.nentry, bi.nthou
+	}
+	nxx := tn % 10000000 / 10000
+	word = bi.word(t, nxx)
+	wb, _ := s.at(word, indexWordSize)
+	if idx, ok := entryIndex(wb, nxx); ok {
+		entry = bi.entry(idx)
+	}
+	return word, entry, bi.nentry, bi.nthou
+}

@@ -56,8 +56,15 @@ type batch struct {
 	// keeps zero probes (pt nil), which find and decode pass over.
 	q [numSectionCount][batchSize]probe
 	// code is each number's offset in BLOCKS: its index word after stage
-	// 1, its code entry after stage 2; 0 when it has none.
+	// 1, its code entry after stage 2; 0 when it has none, -1 when its
+	// index word names an entry the section does not have.
 	code [batchSize]int64
+	// thou is, after stage 3, the offset of each number's thousands entry
+	// when its code is split; 0 when it is not (or the stage passed over
+	// the number), -1 when the code entry names a group the section does
+	// not have. With code, it is where decode finds the block row without
+	// walking BLOCKS again.
+	thou [batchSize]int64
 	// sink collects loads issued only to start a cache miss early
 	// ("touches"), so that the compiler keeps them.
 	sink byte
@@ -143,20 +150,24 @@ func (b *batch) loadIndexWords() {
 // loadCodeEntries, stage 2, turns every index word into its code entry's
 // offset and touches the entry's thousands-group field.
 func (b *batch) loadCodeEntries() error {
-	m, bi, sink := b.s.m, &b.s.blocks, b.sink
+	s, bi, sink := b.s, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
-		if b.code[i] == 0 {
+		off := b.code[i]
+		if off == 0 {
 			continue
 		}
-		var wb [indexWordSize]byte
-		if _, err := m.ReadAt(wb[:], b.code[i]); err != nil {
+		b.code[i] = 0
+		wb, ok := s.at(off, indexWordSize)
+		if !ok {
 			return errCorruptRecord
 		}
-		idx, ok := entryIndex(wb[:], tn%10000000/10000)
-		b.code[i] = 0
-		if ok && idx < bi.nentry {
+		switch idx, ok := entryIndex(wb, tn%10000000/10000); {
+		case !ok: // the code is not assigned
+		case idx >= bi.nentry:
+			b.code[i] = -1
+		default:
 			b.code[i] = bi.entry(idx)
-			sink ^= m.At(int(b.code[i]) + 16)
+			sink ^= s.m.At(int(b.code[i]) + 16)
 		}
 	}
 	b.sink = sink
@@ -193,24 +204,63 @@ func (b *batch) touchDictionaries() {
 	b.sink = sink
 }
 
-// loadThousands, stage 3, touches the thousands entry of every number
-// whose code is split, unless its block is not to be read.
+// loadThousands, stage 3, finds the thousands entry of every number whose
+// code is split and touches it, unless the number's block is not to be
+// read.
 func (b *batch) loadThousands() error {
-	m, bi, sink := b.s.m, &b.s.blocks, b.sink
+	s, bi, sink := b.s, &b.s.blocks, b.sink
 	for i, tn := range b.tns {
-		if b.code[i] == 0 || b.lazy && b.q[numPorted][i].hit {
+		b.thou[i] = 0
+		if b.code[i] <= 0 || b.lazy && b.q[numPorted][i].hit {
 			continue // no code entry, or a ported number whose block is not read
 		}
-		var gb [4]byte
-		if _, err := m.ReadAt(gb[:], b.code[i]+16); err != nil {
+		e, ok := s.at(b.code[i], codeEntrySize)
+		if !ok {
 			return errCorruptRecord
 		}
-		if g := binary.LittleEndian.Uint32(gb[:]); g != 0 && g <= bi.nthou {
-			sink ^= m.At(int(bi.thousands(g, tn/1000%10)))
+		switch g := binary.LittleEndian.Uint32(e[16:]); {
+		case g == 0: // the code is not split
+		case g > bi.nthou:
+			b.thou[i] = -1
+		default:
+			b.thou[i] = bi.thousands(g, tn/1000%10)
+			sink ^= s.m.At(int(b.thou[i]))
 		}
 	}
 	b.sink = sink
 	return nil
+}
+
+// block fills blk, which must be zero, with number j's most specific block
+// row, from the offsets the stages found: what readBlock does, without
+// walking BLOCKS again.
+func (b *batch) block(j int, blk *Block) error {
+	s := b.s
+	c, t := b.code[j], b.thou[j]
+	switch {
+	case c == 0:
+		return nil
+	case c < 0 || t < 0:
+		return errCorruptRecord
+	}
+	row, ok := s.at(c, thouEntrySize)
+	if !ok {
+		return errCorruptRecord
+	}
+	thousands := false
+	if t != 0 {
+		tb, ok := s.at(t, thouEntrySize)
+		if !ok {
+			return errCorruptRecord
+		}
+		if binary.LittleEndian.Uint32(tb) != 0 {
+			row, thousands = tb, true
+		}
+	}
+	if binary.LittleEndian.Uint32(row) == 0 {
+		return nil
+	}
+	return s.resolveBlock(decodeBlockRow(row), thousands, blk)
 }
 
 // decode, stage 4, fills out from what the stages loaded, now in cache.
@@ -228,8 +278,16 @@ func (b *batch) decode(out []Record) error {
 				return err
 			}
 		}
-		if !b.lazy || !r.Ported.OK {
+		switch {
+		case b.lazy && r.Ported.OK: // the block is not to be read
+		case b.lazy && b.q[numPorted][j].hit:
+			// A pending update took the file's port away: stage 3
+			// passed over the number.
 			if err := s.readBlock(tn/10000000, tn%10000000, &r.Block); err != nil {
+				return err
+			}
+		default:
+			if err := b.block(j, &r.Block); err != nil {
 				return err
 			}
 		}

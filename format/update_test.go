@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -379,4 +380,28 @@ func TestHugePagesLiveUpdates(t *testing.T) {
 	assert.Equal(t, want, db.Info().Placement, "the reloaded file too")
 	assert.False(t, ported(t, db, 2025550199).OK, "a pending delete stays on top of the reloaded file")
 	require.NoError(t, db.Verify())
+}
+
+// TestGetManyAfterDeletedPort: a number ported in the file, in a split
+// code, whose port a pending update deleted, reads its thousands-block row
+// in a batch as alone, also when the block is asked for only of numbers
+// that are not ported (the batch's staging passed over its block).
+func TestGetManyAfterDeletedPort(t *testing.T) {
+	src, err := fs.ReadFile(mini, "ported.csv")
+	require.NoError(t, err)
+	db := testdb.Open(t, withFile(t, "ported.csv", string(src)+"2025553001,2025569000,3003,\n"))
+	require.True(t, ported(t, db, 2025553001).OK)
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Delete, TN: 2025553001}}))
+	tns := []uint64{2025553001, 2025550123, 2025553002}
+	out := make([]format.Record, len(tns))
+	for _, f := range []format.Fields{format.FieldPorted | format.BlockUnlessPorted, format.FieldPorted} {
+		require.NoError(t, db.GetMany(tns, f, out))
+		for i, tn := range tns {
+			want, err := db.Get(tn, f)
+			require.NoError(t, err)
+			assert.Equal(t, want, out[i], "%d fields %05b", tn, f)
+		}
+		assert.True(t, out[0].Block.Thousands, "the pooled block's row")
+		assert.Equal(t, "12025559999", out[0].Block.LRN)
+	}
 }
