@@ -308,7 +308,7 @@ func (h *harness) run(want map[string]bool, src, table, work, redisAddr string, 
 	t = bench.StartTimer()
 	floor := bench.NewFloor(info.Size, seed, runtime.GOMAXPROCS(0))
 	logf("memory floor: %d-byte buffer ready in %.1fs", floor.Size, t.Seconds())
-	r.Systems = append(r.Systems, bench.SystemInfo{Name: "floor", Status: "ok", MemoryBytes: floor.Size, MemoryKind: "Go heap (the chain)"})
+	r.Systems = append(r.Systems, bench.SystemInfo{Name: "floor", Status: "ok", MemoryBytes: floor.Size, MemoryKind: floor.MemoryKind()})
 	cases = append(cases, bench.FloorCases(floor)...)
 
 	// Every system must give the same answers before any is timed.

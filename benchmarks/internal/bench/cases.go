@@ -397,3 +397,11 @@ func FloorCases(f *Floor) []Case {
 		}},
 	}
 }
+
+// MemoryKind says where the floor's chain lives, for the footprint table.
+func (f *Floor) MemoryKind() string {
+	if f.Serial.HugePages() {
+		return "anonymous memory advised onto huge pages, as the table's mapping is (the chain)"
+	}
+	return "Go heap, small pages (the chain)"
+}
