@@ -82,7 +82,8 @@ type batch struct {
 //     buckets arrive;
 //  3. search the buckets, touch the dictionary entries the hits point at
 //     and the thousands-block entries;
-//  4. decode, from cache.
+//  4. decode, from cache, reading each block row at the offsets stages 2
+//     and 3 found.
 func (b *batch) get(tns []uint64, out []Record) error {
 	f := b.f
 	b.tns = tns[:min(len(tns), batchSize)]
