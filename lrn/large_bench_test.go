@@ -193,3 +193,48 @@ func reportFloor(b *testing.B, perIter int) {
 	b.ReportMetric(floor, "floor-ns")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perIter)/floor, "x-floor")
 }
+
+// BenchmarkLargeGetMany takes a batch apart, per number: format.DB.GetMany
+// of the Large numbers in batches of 256 with the block data only, with the
+// ported section, and with the ported section and the block data only of
+// numbers that are not ported (what lrn.LookupMany reads); and the ported
+// read once more over the same 256 numbers again and again, whose lines
+// and branches the CPU has learned: what a batch costs when memory is not
+// the limit.
+func BenchmarkLargeGetMany(b *testing.B) {
+	db, numbers := largeTable(b)
+	tns := make([]uint64, len(numbers))
+	for i, n := range numbers {
+		tn, err := nanp.ParseDigits(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tns[i] = uint64(tn)
+	}
+	const batch = 256
+	recs := make([]format.Record, batch)
+	for _, c := range []struct {
+		name string
+		f    format.Fields
+		tns  []uint64
+	}{
+		{"block", 0, tns},
+		{"ported", format.FieldPorted, tns},
+		{"ported-block-unless-ported", format.FieldPorted | format.BlockUnlessPorted, tns},
+		{"ported-same-256", format.FieldPorted, tns[:batch]},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := db.GetMany(c.tns[i:i+batch], c.f, recs); err != nil {
+					b.Fatal(err)
+				}
+				if i += batch; i+batch > len(c.tns) {
+					i = 0
+				}
+			}
+			reportPerNumber(b, batch)
+			reportFloor(b, batch)
+		})
+	}
+}

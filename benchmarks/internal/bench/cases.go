@@ -401,7 +401,7 @@ func FloorCases(f *Floor) []Case {
 // MemoryKind says where the floor's chain lives, for the footprint table.
 func (f *Floor) MemoryKind() string {
 	if f.Serial.HugePages() {
-		return "anonymous memory advised onto huge pages, as the table's mapping is (the chain)"
+		return "the chain, in anonymous memory advised onto huge pages as the table's mapping is"
 	}
-	return "Go heap, small pages (the chain)"
+	return "the chain, on the Go heap's small pages"
 }
