@@ -158,16 +158,32 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 	if idx >= s.blocks.nentry {
 		return errCorruptRecord
 	}
-	e, ok := s.at(s.blocks.entry(idx), codeEntrySize)
+	off := s.blocks.entry(idx)
+	e, ok := s.at(off, codeEntrySize)
 	if !ok {
 		return errCorruptRecord
 	}
-	row, thousands := e[:thouEntrySize], false
+	var thou int64
 	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
 		if g > s.blocks.nthou {
 			return errCorruptRecord
 		}
-		tb, ok := s.at(s.blocks.thousands(g, rem/1000%10), thouEntrySize)
+		thou = s.blocks.thousands(g, rem/1000%10)
+	}
+	return s.blockAt(off, thou, b)
+}
+
+// blockAt fills b, which must be zero, from the code entry at off and,
+// when t is not 0 (the code is split), the thousands entry at t: its row
+// when that is assigned, else the code's.
+func (s *snapshot) blockAt(off, t int64, b *Block) error {
+	row, ok := s.at(off, thouEntrySize)
+	if !ok {
+		return errCorruptRecord
+	}
+	thousands := false
+	if t != 0 {
+		tb, ok := s.at(t, thouEntrySize)
 		if !ok {
 			return errCorruptRecord
 		}

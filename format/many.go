@@ -236,32 +236,14 @@ func (b *batch) loadThousands() error {
 // row, from the offsets the stages found: what readBlock does, without
 // walking BLOCKS again.
 func (b *batch) block(j int, blk *Block) error {
-	s := b.s
-	c, t := b.code[j], b.thou[j]
-	switch {
+	switch c, t := b.code[j], b.thou[j]; {
 	case c == 0:
 		return nil
 	case c < 0 || t < 0:
 		return errCorruptRecord
+	default:
+		return b.s.blockAt(c, t, blk)
 	}
-	row, ok := s.at(c, thouEntrySize)
-	if !ok {
-		return errCorruptRecord
-	}
-	thousands := false
-	if t != 0 {
-		tb, ok := s.at(t, thouEntrySize)
-		if !ok {
-			return errCorruptRecord
-		}
-		if binary.LittleEndian.Uint32(tb) != 0 {
-			row, thousands = tb, true
-		}
-	}
-	if binary.LittleEndian.Uint32(row) == 0 {
-		return nil
-	}
-	return s.resolveBlock(decodeBlockRow(row), thousands, blk)
 }
 
 // decode, stage 4, fills out from what the stages loaded, now in cache.
