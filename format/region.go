@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+
+	"github.com/lnpdb/lnpdb/internal/hugemem"
 )
 
 // How a region holds a table's bytes, as Placement reports it.
@@ -18,8 +20,9 @@ const (
 )
 
 // hugePageSize is the transparent huge page size the huge-page copy aligns
-// to: 2 MiB on x86-64 and on arm64 with 4 KiB base pages.
-const hugePageSize = 2 << 20
+// to and the table writer writes in: 2 MiB on x86-64 and on arm64 with 4 KiB
+// base pages.
+const hugePageSize = hugemem.PageSize
 
 // hugeReadChunk is the size of each pread that fills the huge-page copy: large
 // enough that the system calls cost nothing beside the copy itself.

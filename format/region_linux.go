@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"unsafe"
+
+	"github.com/lnpdb/lnpdb/internal/hugemem"
 )
 
 // tmpfsMagic is TMPFS_MAGIC, the f_type statfs reports for tmpfs and shmem.
@@ -38,23 +39,18 @@ func openHuge(f *os.File, path string, size int) (*region, error) {
 // copy allocate huge pages, and read-only once filled. It fails, leaving
 // nothing mapped, if the file does not hold size bytes.
 func copyHuge(f *os.File, path string, size int) (*region, error) {
-	huge := (size + hugePageSize - 1) &^ (hugePageSize - 1)
-	// One huge page more than needed, so that a 2 MiB boundary falls within
-	// the first one wherever the kernel puts the mapping.
-	mem, err := syscall.Mmap(-1, 0, huge+hugePageSize,
-		syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	mem, huge, err := hugemem.Reserve(size)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reserving %d bytes for a huge-page copy: %w", path, huge+hugePageSize, err)
+		return nil, fmt.Errorf("%s: reserving %d bytes for a huge-page copy: %w", path, size, err)
 	}
 	fail := func(err error) (*region, error) {
 		_ = syscall.Munmap(mem)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	start := int(-uintptr(unsafe.Pointer(unsafe.SliceData(mem))) & (hugePageSize - 1))
-	if err := adviseHuge(mem[start : start+huge]); err != nil {
+	if err := adviseHuge(huge); err != nil {
 		return fail(err)
 	}
-	b := mem[start : start+size : start+size]
+	b := huge[:size:size]
 	for off := 0; off < size; off += hugeReadChunk {
 		end := min(off+hugeReadChunk, size)
 		if _, err := f.ReadAt(b[off:end], int64(off)); err != nil {
