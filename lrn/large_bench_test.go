@@ -17,6 +17,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/benchdata"
 	"github.com/lnpdb/lnpdb/internal/gen"
 	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/lrn"
 )
 
 var benchPorted = flag.Int("bench.ported", 1_000_000, "ported numbers in the generated table of the Large benchmarks (0 skips them)")
@@ -235,6 +236,66 @@ func BenchmarkLargeGetMany(b *testing.B) {
 			}
 			reportPerNumber(b, batch)
 			reportFloor(b, batch)
+		})
+	}
+}
+
+// BenchmarkLargeLookupByKind takes the dependent plain lookup apart by what
+// the answer is: a ported number, a number of a pooled thousands-block, a
+// number of an assigned code that routes on itself, a vacant number in an
+// NPA that has assigned codes, and a vacant number in an NPA without any.
+// Each kind's numbers are the Large numbers of that kind (at most 2^18 of
+// them, a power of two), looked up in a chain as BenchmarkLargeLookup's
+// "-dependent" cases are.
+func BenchmarkLargeLookupByKind(b *testing.B) {
+	db, numbers := largeTable(b)
+	npas := map[uint64]bool{}
+	kinds := map[string][]string{}
+	var order []string
+	for _, n := range numbers {
+		tn, err := nanp.ParseDigits(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := db.Get(uint64(tn), format.FieldPorted)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Block.Assigned {
+			npas[uint64(tn)/10_000_000] = true
+		}
+	}
+	for _, n := range numbers {
+		tn, _ := nanp.ParseDigits(n)
+		r, _ := db.Get(uint64(tn), format.FieldPorted)
+		var kind string
+		switch {
+		case r.Ported.OK:
+			kind = "ported"
+		case r.Block.LRN != "":
+			kind = "pooled"
+		case r.Block.Assigned:
+			kind = "code"
+		case npas[uint64(tn)/10_000_000]:
+			kind = "vacant-in-populated-npa"
+		default:
+			kind = "vacant-npa"
+		}
+		if kinds[kind] == nil {
+			order = append(order, kind)
+		}
+		kinds[kind] = append(kinds[kind], n)
+	}
+	slices.Sort(order)
+	for _, kind := range order {
+		ns := kinds[kind]
+		n := 1
+		for n*2 <= len(ns) && n < 1<<18 {
+			n *= 2
+		}
+		b.Run(fmt.Sprintf("%s-%d", kind, n), func(b *testing.B) {
+			benchDependent(b, db, ns[:n], lrn.Options{})
+			reportFloor(b, 1)
 		})
 	}
 }
