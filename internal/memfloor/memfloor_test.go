@@ -1,6 +1,8 @@
 package memfloor
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,4 +25,28 @@ func BenchmarkFloor64MiB(b *testing.B) {
 	c := New(64<<20, 1)
 	b.ResetTimer()
 	sink = c.Step(b.N)
+}
+
+// BenchmarkIndependentReads is the other bound beside the floor: random
+// 8-byte reads over the same kind of buffer that do not depend on each
+// other, so that the CPU keeps as many in flight as it can. Its ns/op per
+// read is what a batch that overlaps every miss could at best reach.
+func BenchmarkIndependentReads(b *testing.B) {
+	for _, size := range []int64{64 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			c := New(size, 1)
+			idx := make([]uint64, 1<<20)
+			r := rand.New(rand.NewPCG(2, 3))
+			for i := range idx {
+				idx[i] = r.Uint64N(uint64(c.Len()))
+			}
+			var s uint64
+			i := 0
+			for b.Loop() {
+				s += c.next[idx[i]]
+				i = (i + 1) & (len(idx) - 1)
+			}
+			sink = s
+		})
+	}
 }
