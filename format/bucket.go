@@ -29,7 +29,7 @@ const (
 	overflowFlag     = 0x80
 	slotMask         = 0x3f
 	// bucketSlack is the zero bytes after a section's last bucket, so that
-	// the line after any bucket (touchPair) and a window read at any entry
+	// the line after any bucket (touch) and a window read at any entry
 	// (eachEntry) stay inside the section.
 	bucketSlack = bucketBytes
 
@@ -147,15 +147,6 @@ func (s *numSection) aim(npa, rem uint64, q *probe) {
 	q.x = permute(rem - keyBase)
 	q.h = homeOf(q.x, pt.nb)
 	q.off = pt.base + int64(q.h)*bucketBytes
-}
-
-// touch loads the first byte of an aimed probe's home bucket, which
-// starts its cache miss, and returns it for the caller's sink.
-func touch(m []byte, q *probe) byte {
-	if q.pt == nil {
-		return 0
-	}
-	return m[q.off]
 }
 
 // find looks an aimed probe's key up in its home bucket and, when the
@@ -349,11 +340,15 @@ func putBits(b []byte, pos uint, v uint64, width uint) {
 	}
 }
 
-// touchPair is touch for a single lookup: it loads the home bucket and the
-// bucket after it together, so that a key displaced into the next bucket
-// costs no second wait (the section's slack makes the next line readable
-// after any bucket).
-func touchPair(m []byte, q *probe) byte {
+// touch loads a byte of an aimed probe's home bucket and one of the bucket
+// after it, which starts both cache misses, and returns them for the
+// caller's sink. A key displaced into the next bucket, or a miss whose home
+// overflows, then costs no second wait in find (the section's slack makes
+// the next line readable after any bucket). The second line is worth its
+// bandwidth in a batch too: with only the home touched, the searches that
+// go on to the next bucket each waited for a miss of their own, one after
+// the other.
+func touch(m []byte, q *probe) byte {
 	if q.pt == nil {
 		return 0
 	}

@@ -349,7 +349,7 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	for m := sel; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros8(uint8(m))
 		s.num[i].aim(npa, rem, &q[i])
-		sink ^= touchPair(s.b, &q[i])
+		sink ^= touch(s.b, &q[i])
 	}
 	keep(sink)
 	// The block data is read while the buckets are on their way, even when a

@@ -75,9 +75,9 @@ type batch struct {
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
 //
-//  1. compute every selected section's bucket and touch it, and touch the
-//     block index word: the only misses that go to memory, all
-//     independent;
+//  1. compute every selected section's home bucket and touch it and the
+//     bucket after it, and touch the block index word: the only misses
+//     that go to memory, all independent;
 //  2. load the code entries (BLOCKS is small and mostly cached) while the
 //     buckets arrive;
 //  3. search the buckets, touch the dictionary entries the hits point at
@@ -114,9 +114,10 @@ func (b *batch) get(tns []uint64, out []Record) error {
 	return b.decode(out[:len(b.tns)])
 }
 
-// touchBuckets, stage 1, computes every number's bucket in section i and
-// touches it. Computing is a loop of its own so that the touching loop is
-// a few instructions per load and many loads fit in the CPU's window.
+// touchBuckets, stage 1, computes every number's home bucket in section i
+// and touches it and the bucket after it. Computing is a loop of its own so
+// that the touching loop is a few instructions per load and many loads fit
+// in the CPU's window.
 func (b *batch) touchBuckets(i int) {
 	sec, q := &b.s.num[i], &b.q[i]
 	for j, tn := range b.tns {
