@@ -483,17 +483,17 @@ func (db *DB) Info() Info {
 // random lookup then misses the TLB far less often. (Without it, Open
 // advises its file mapping MADV_HUGEPAGE, and tables are written so that
 // a page cache with large folios (Linux 6.18 on ext4 does; older kernels
-// and file systems may not) holds them in 2 MiB folios, mapped as huge pages; with it they
-// are on huge pages wherever transparent huge pages work.) Open copies
-// the file into anonymous memory advised MADV_HUGEPAGE, so the table costs its
-// whole size in memory the kernel cannot reclaim (and twice that while a
-// Reload or Compact swaps in a new file), on top of the page cache's copy
-// of the file, which the kernel may drop; a file that already sits on a
-// tmpfs is mapped as it is and advised the same way (a tmpfs mounted with
-// huge=always gives huge pages without the copy). It takes effect where
-// transparent huge pages are enabled for madvise or always
-// (/sys/kernel/mm/transparent_hugepage/enabled); set to never, the copy
-// is made on small pages, and on a kernel built without them Open fails,
-// naming madvise. Reloads, compaction and live updates work the same; Info
-// reports how the table is held.
+// and file systems may not) holds them in 2 MiB folios, mapped as huge
+// pages; with it they are on huge pages wherever transparent huge pages
+// work.) Open copies the file into anonymous memory advised MADV_HUGEPAGE,
+// so the table costs its whole size in memory the kernel cannot reclaim
+// (and twice that while a Reload or Compact swaps in a new file), on top
+// of the page cache's copy of the file, which the kernel may drop; a file
+// that already sits on a tmpfs is mapped as it is and advised the same
+// way (a tmpfs mounted with huge=always gives huge pages without the
+// copy). It takes effect where transparent huge pages are enabled for
+// madvise or always (/sys/kernel/mm/transparent_hugepage/enabled); set to
+// never, the copy is made on small pages, and on a kernel built without
+// them Open fails, naming madvise. Reloads, compaction and live updates
+// work the same; Info reports how the table is held.
 func WithHugePages() Option { return func(c *openConfig) { c.hugePages = true } }
