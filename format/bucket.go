@@ -164,14 +164,15 @@ func (s *numSection) find(m []byte, q *probe) error {
 	off := q.off
 	end := pt.base + int64(pt.nphys)*bucketBytes
 	for disp := uint64(0); ; disp++ {
-		// The bucket's eight words, and two zero words after them: every
-		// read below stays in this one cache line.
-		var w [bucketBytes/8 + 2]uint64
-		b := m[off : off+bucketBytes : off+bucketBytes]
-		for i := range bucketBytes / 8 {
-			w[i] = binary.LittleEndian.Uint64(b[8*i:])
-		}
-		hdr := byte(w[0])
+		// The bucket and the line after it (the next bucket, or the
+		// section's slack): each entry is read with unaligned loads at its
+		// first byte, which is inside the bucket (slots*width fits in its
+		// bits, so the modulo below changes nothing and only spares a
+		// bounds check), and no 8-byte key load or 17-byte fields window
+		// reaches past the second line. Bits beyond an entry are the next
+		// entry's or bucket's; the masks drop them.
+		b := m[off : off+2*bucketBytes : off+2*bucketBytes]
+		hdr := b[0]
 		cnt := uint64(hdr & slotMask)
 		if cnt > pt.slots {
 			return errCorruptRecord
@@ -183,12 +184,12 @@ func (s *numSection) find(m []byte, q *probe) error {
 		want := pt.keyPart(rem, disp)
 		bit := uint(bucketHeaderBits)
 		for range cnt {
-			v := wordsAt(&w, bit) & kmask
+			v := binary.LittleEndian.Uint64(b[bit/8%bucketBytes:]) >> (bit % 8) & kmask
 			if d := v >> pt.rbits; d < disp || d == disp && v > want {
 				return nil // a later home's key, or a larger key of this home: not stored
 			} else if v == want {
 				bit += kbits
-				q.w = window{wordsAt(&w, bit), wordsAt(&w, bit+64)}
+				q.w = loadWindow((*[17]byte)(b[bit/8%bucketBytes:]), bit%8)
 				q.hit = true
 				return nil
 			}
@@ -204,16 +205,6 @@ func (s *numSection) find(m []byte, q *probe) error {
 			return nil
 		}
 	}
-}
-
-// wordsAt returns the 64 bits of w from bit pos on (pos < 512+64; the
-// words past the bucket are zero).
-func wordsAt(w *[bucketBytes/8 + 2]uint64, pos uint) uint64 {
-	i, s := pos/64, pos%64
-	if s == 0 {
-		return w[i]
-	}
-	return w[i]>>s | w[i+1]<<(64-s)
 }
 
 // field returns field i of an entry's fields.

@@ -156,7 +156,7 @@ func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
 	switch {
 	case opt.Enhanced:
 		setEnhanced(&r.Enhanced, c, b.RateCenter)
-	case !r.Enhanced.IsZero():
+	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
 	}
 	switch {
