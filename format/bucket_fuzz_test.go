@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,4 +176,53 @@ func swapKeys(b []byte, pt *part) {
 			}
 		}
 	}
+}
+
+// TestFindIgnoresBitsPastEntries: find reads each entry with loads that run
+// on past it, into the rest of the bucket, the next bucket or the
+// section's slack. Setting every bit there that is no entry's to one must
+// not change a single answer: the masks, not zeros, end an entry.
+func TestFindIgnoresBitsPastEntries(t *testing.T) {
+	var keys []uint64
+	for k := uint64(keyBase); len(keys) < 3000; k += 997 {
+		keys = append(keys, k)
+	}
+	hdr, pe, buckets := seedSection(keys)
+	s, ns, _, err := loadFuzzSection(hdr, pe, buckets)
+	require.NoError(t, err)
+	answers := func(s *snapshot) map[uint64]fieldValues {
+		got := map[uint64]fieldValues{}
+		for k := uint64(keyBase); k < 10000000; k += 331 { // keys and numbers between them
+			for _, rem := range []uint64{k, keys[k%uint64(len(keys))]} {
+				var q probe
+				ns.aim(212, rem, &q)
+				require.NoError(t, ns.find(s.b, &q))
+				if q.hit {
+					var v fieldValues
+					ns.fields(q.w, &v)
+					got[rem] = v
+				}
+			}
+		}
+		return got
+	}
+	want := answers(s)
+	require.Len(t, want, len(keys), "every key found, no other number")
+
+	// Ones in every bucket's bits after its last entry, and in the slack.
+	pt := &ns.parts[212]
+	area := ns.area
+	filled := 0
+	for i := uint64(0); i < ns.buckets; i++ {
+		b := s.b[area+i*bucketBytes : area+(i+1)*bucketBytes]
+		for bit := pt.entryBit(uint64(b[0] & slotMask)); bit < bucketBytes*8; bit++ {
+			b[bit/8] |= 1 << (bit % 8)
+			filled++
+		}
+	}
+	for i := area + ns.buckets*bucketBytes; i < uint64(len(s.b)); i++ {
+		s.b[i] = 0xff
+	}
+	require.Positive(t, filled, "some bucket has bits past its entries")
+	assert.Equal(t, want, answers(s))
 }
