@@ -41,3 +41,24 @@ func TestRoundRatios(t *testing.T) {
 	assert.Nil(t, r.RoundRatios("a", "c"), "different round counts")
 	assert.Nil(t, r.RoundRatios("a", "missing"))
 }
+
+// The older floor targets are judged as the latency targets are: a median
+// under the limit whose rounds straddle it is within the noise, not met.
+func TestFloorTargetsJudgedBeyondTheNoise(t *testing.T) {
+	r := &Results{Ported: 100_000_000, Cases: []CaseResult{
+		{ID: "floor/read/1", Median: 100, NsPerNumber: []float64{100, 100, 100, 100, 100}},
+		// Rounds at 1.8×, 1.9×, 1.95×, 2.3× and 2.4× the floor: median 1.95×.
+		{ID: "lnpdb/lookup/1", Median: 195, XFloor: 1.95, NsPerNumber: []float64{180, 190, 195, 230, 240}},
+		// All rounds under 3×.
+		{ID: "lnpdb/lookup-full/1", Median: 280, XFloor: 2.8, NsPerNumber: []float64{270, 275, 280, 285, 290}},
+	}}
+	verdicts := map[string]string{}
+	for _, tg := range r.Targets() {
+		verdicts[tg.Goal] = tg.Verdict
+		if tg.Goal == "≤ 2× the memory floor; 0 allocs/op" {
+			assert.Contains(t, tg.Measured, "1.95× (IQR 1.90×–2.30×) floor")
+		}
+	}
+	assert.Equal(t, "within the noise", verdicts["≤ 2× the memory floor; 0 allocs/op"])
+	assert.Equal(t, "met", verdicts["≤ 3× the memory floor; 0 allocs/op"])
+}
