@@ -388,12 +388,12 @@ func (s *snapshot) decodeProbe(tn uint64, i int, q *probe, r *Record) error {
 }
 
 // portedFrom decodes a PORTED record's fields into p.
-func (s *snapshot) portedFrom(v *fieldValues, p *Ported) error {
-	if v[0] >= uint64(len(s.pairs)) {
+func (s *snapshot) portedFrom(pair, at uint64, p *Ported) error {
+	if pair >= uint64(len(s.pairs)) {
 		return errCorruptRecord
 	}
-	*p = s.pairs[v[0]]
-	p.ActivatedAt = int64(v[1])
+	*p = s.pairs[pair]
+	p.ActivatedAt = int64(at)
 	return nil
 }
 

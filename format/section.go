@@ -320,7 +320,7 @@ func (s *snapshot) partBytes(sec *numSection, npa int, buf []byte) ([]byte, erro
 func (s *snapshot) decodeSection(i int, v *fieldValues, r *Record) error {
 	switch i {
 	case numPorted:
-		return s.portedFrom(v, &r.Ported)
+		return s.portedFrom(v[0], v[1], &r.Ported)
 	case numMessaging:
 		if v[0] >= uint64(len(s.msgTuples)) {
 			return errCorruptRecord

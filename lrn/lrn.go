@@ -108,30 +108,46 @@ type Result struct {
 // (11 digits starting with 1) it allocates nothing, with or without
 // enhanced and messaging data.
 func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
-	var rec format.Record
-	number, err = lookup.Get(db, number, opt.fields(), "lrn", &rec)
+	if opt.Messaging {
+		var rec format.Record
+		number, err = lookup.Get(db, number, opt.fields(), "lrn", &rec)
+		if err != nil {
+			return Result{}, err
+		}
+		if !resolve(&r, &rec.Ported, &rec.Block, &rec, number, opt) {
+			return Result{}, ErrNotFound
+		}
+		return r, nil
+	}
+	// Without messaging only the ported record and the block row are
+	// read, into a Route: a third of a Record to clear and fill.
+	var rt format.Route
+	number, err = lookup.GetRoute(db, number, !opt.Enhanced, "lrn", &rt)
 	if err != nil {
 		return Result{}, err
 	}
-	if !resolve(&r, &rec, number, opt) {
+	if !resolve(&r, &rt.Ported, &rt.Block, nil, number, opt) {
 		return Result{}, ErrNotFound
 	}
 	return r, nil
 }
 
-// resolve sets every field of r from rec for the number whose canonical
-// form is phone, and reports false when the number is vacant (r is then
-// unspecified). It overwrites r whole, so that LookupMany can reuse a
-// caller's slice without clearing it first.
-func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
-	b := &rec.Block
-	c := rec.CurrentCarrier()
+// resolve sets every field of r from the ported record p and the block row
+// b (and, with opt.Messaging, from rec, which holds them) of the number
+// whose canonical form is phone, and reports false when the number is
+// vacant (r is then unspecified). It overwrites r whole, so that LookupMany
+// can reuse a caller's slice without clearing it first.
+func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, phone string, opt Options) bool {
+	c := b.Carrier
+	if p.OK {
+		c = p.Carrier
+	}
 	var (
 		lrn    string
 		at     int64
 		source Source
 	)
-	switch p := &rec.Ported; {
+	switch {
 	case p.OK:
 		lrn, at, source = p.LRN, p.ActivatedAt, SourcePorted
 	case b.LRN != "":
@@ -159,10 +175,11 @@ func resolve(r *Result, rec *format.Record, phone string, opt Options) bool {
 	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
 	}
-	switch {
-	case opt.Messaging:
+	if opt.Messaging {
 		r.Messaging = messaging.FromRecord(rec)
-	case !r.Messaging.IsZero():
+	} else {
+		// Cleared outright: IsZero, a value method, would copy the
+		// struct to decide the same.
 		r.Messaging = messaging.Info{}
 	}
 	return true

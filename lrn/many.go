@@ -93,7 +93,7 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		for j, i := range s.idx {
 			a := &out[i]
 			a.Err = nil
-			if !resolve(&a.Result, &recs[j], s.phones[j], opt) {
+			if !resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], s.phones[j], opt) {
 				*a = Answer{Err: ErrNotFound}
 			}
 		}
