@@ -376,8 +376,8 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 // decodeProbe fills r's part of section i from its found probe q, with the
 // pending updates' ported record in place of the file's.
 func (s *snapshot) decodeProbe(tn uint64, i int, q *probe, r *Record) error {
-	if i == numPorted && s.ov != nil && s.portedFromOverlay(tn, &r.Ported) {
-		return nil
+	if i == numPorted {
+		return s.portedOf(tn, q, &r.Ported)
 	}
 	if !q.hit {
 		return nil

@@ -24,6 +24,12 @@ func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
 	if len(out) < len(tns) {
 		return fmt.Errorf("format: GetMany: out holds %d records, need %d", len(out), len(tns))
 	}
+	return db.getMany(tns, f, out, nil)
+}
+
+// getMany is GetMany into recs, or, when recs is nil, GetRoutes into
+// routes (f is then FieldPorted, with or without BlockUnlessPorted).
+func (db *DB) getMany(tns []uint64, f Fields, recs []Record, routes []Route) error {
 	s, ref := db.acquire(0)
 	if s == nil {
 		return ErrClosed
@@ -34,7 +40,16 @@ func (db *DB) GetMany(tns []uint64, f Fields, out []Record) error {
 	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
 	for base := 0; base < len(tns); base += batchSize {
 		end := min(base+batchSize, len(tns))
-		if err := b.get(tns[base:end], out[base:end]); err != nil {
+		if err := b.load(tns[base:end]); err != nil {
+			return err
+		}
+		var err error
+		if recs != nil {
+			err = b.decode(recs[base:end])
+		} else {
+			err = b.decodeRoutes(routes[base:end])
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -70,8 +85,9 @@ type batch struct {
 	sink byte
 }
 
-// get is snapshot.get for up to batchSize numbers, stage by stage across the
-// whole batch. Each stage issues one independent load per number (and
+// load takes up to batchSize numbers through the stages of snapshot.get,
+// each stage across the whole batch, up to the decoding (decode or
+// decodeRoutes). Each stage issues one independent load per number (and
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
 //
@@ -82,9 +98,9 @@ type batch struct {
 //     buckets arrive;
 //  3. search the buckets, touch the dictionary entries the hits point at
 //     and the thousands-block entries;
-//  4. decode, from cache, reading each block row at the offsets stages 2
+//  4. (decode, decodeRoutes) decode, from cache, reading each block row at the offsets stages 2
 //     and 3 found.
-func (b *batch) get(tns []uint64, out []Record) error {
+func (b *batch) load(tns []uint64) error {
 	f := b.f
 	b.tns = tns[:min(len(tns), batchSize)]
 	b.code = [batchSize]int64{}
@@ -110,8 +126,7 @@ func (b *batch) get(tns []uint64, out []Record) error {
 		return err
 	}
 	keep(b.sink)
-
-	return b.decode(out[:len(b.tns)])
+	return nil
 }
 
 // touchBuckets, stage 1, computes every number's home bucket in section i
@@ -262,19 +277,46 @@ func (b *batch) decode(out []Record) error {
 				return err
 			}
 		}
-		switch {
-		case b.lazy && r.Ported.OK: // the block is not to be read
-		case b.lazy && b.q[numPorted][j].hit:
-			// A pending update took the file's port away: stage 3
-			// passed over the number.
-			if err := s.readBlock(tn/10000000, tn%10000000, &r.Block); err != nil {
-				return err
-			}
-		default:
-			if err := b.block(j, &r.Block); err != nil {
-				return err
-			}
+		if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// decodeRoutes is decode for GetRoutes: the ported record and the block
+// row alone, into out.
+func (b *batch) decodeRoutes(out []Route) error {
+	s := b.s
+	for j, tn := range b.tns {
+		r := &out[j]
+		*r = Route{}
+		if !inNANP(tn) {
+			continue
+		}
+		if err := s.portedOf(tn, &b.q[numPorted][j], &r.Ported); err != nil {
+			return err
+		}
+		if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockOf fills blk, which must be zero, with number j's block row unless
+// the batch reads the block only of numbers that are not ported and the
+// number is (ported says whether it is).
+func (b *batch) blockOf(j int, ported bool, blk *Block) error {
+	switch {
+	case b.lazy && ported: // the block is not to be read
+	case b.lazy && b.q[numPorted][j].hit:
+		// A pending update took the file's port away: stage 3 passed
+		// over the number.
+		tn := b.tns[j]
+		return b.s.readBlock(tn/10000000, tn%10000000, blk)
+	default:
+		return b.block(j, blk)
 	}
 	return nil
 }

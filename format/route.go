@@ -1,5 +1,7 @@
 package format
 
+import "fmt"
+
 // Route is the part of a number's record that resolving its LRN reads
 // (CONTRACT §2): its ported record and its most specific block row. It is
 // a Record without the per-number sections an LRN lookup does not need,
@@ -49,15 +51,36 @@ func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	if err := sec.find(s.b, &q); err != nil {
 		return err
 	}
-	switch {
-	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
-	case q.hit:
-		if err := s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), &r.Ported); err != nil {
-			return err
-		}
+	if err := s.portedOf(tn, &q, &r.Ported); err != nil {
+		return err
 	}
 	if blockUnlessPorted && r.Ported.OK {
 		r.Block = Block{}
 	}
 	return nil
+}
+
+// portedOf fills p, which must be zero, with tn's ported record: the
+// pending updates' when they have one, else the file's that the found
+// probe q holds.
+func (s *snapshot) portedOf(tn uint64, q *probe, p *Ported) error {
+	if s.ov != nil && s.portedFromOverlay(tn, p) || !q.hit {
+		return nil
+	}
+	sec := &s.num[numPorted]
+	return s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), p)
+}
+
+// GetRoutes is GetRoute for many numbers at once, as GetMany is Get:
+// out[i] receives tns[i]'s route, all from one snapshot, with GetMany's
+// overlapped memory accesses. out must be at least as long as tns.
+func (db *DB) GetRoutes(tns []uint64, blockUnlessPorted bool, out []Route) error {
+	if len(out) < len(tns) {
+		return fmt.Errorf("format: GetRoutes: out holds %d routes, need %d", len(out), len(tns))
+	}
+	f := FieldPorted
+	if blockUnlessPorted {
+		f |= BlockUnlessPorted
+	}
+	return db.getMany(tns, f, nil, out)
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/lnpdb/lnpdb/format"
 )
 
-// TestGetRouteAgreesWithGet: GetRoute answers what Get answers for the
-// ported record and the block row, for numbers ported in the file, numbers
-// next to them, vacant and out-of-range numbers, before and after updates
-// that add, change and delete ports, with the block asked for always and
-// only unless ported; and it allocates nothing.
+// TestGetRouteAgreesWithGet: GetRoute, and GetRoutes for all the numbers
+// at once, answer what Get answers for the ported record and the block row,
+// for numbers ported in the file, numbers next to them, vacant and
+// out-of-range numbers, before and after updates that add, change and
+// delete ports, with the block asked for always and only unless ported;
+// and they allocate nothing.
 func TestGetRouteAgreesWithGet(t *testing.T) {
 	db, _ := openMini(t)
 	tns := []uint64{0, 1999999999, 2000000000, 9999999999, 6023010001, 6023017001,
@@ -37,6 +38,17 @@ func TestGetRouteAgreesWithGet(t *testing.T) {
 				require.Equal(t, format.Route{Block: want.Block, Ported: want.Ported}, rt, "%s: %d, block unless ported %v", state, tn, blockUnlessPorted)
 				require.Same(t, want.CurrentCarrier(), rt.CurrentCarrier())
 			}
+			out := make([]format.Route, len(tns)+1)
+			for i := range out {
+				out[i].Ported.LRN = "stale"
+			}
+			require.NoError(t, db.GetRoutes(tns, blockUnlessPorted, out))
+			for i, tn := range tns {
+				require.NoError(t, db.GetRoute(tn, blockUnlessPorted, &rt))
+				require.Equal(t, rt, out[i], "%s: GetRoutes %d, block unless ported %v", state, tn, blockUnlessPorted)
+			}
+			assert.Equal(t, "stale", out[len(tns)].Ported.LRN, "past the numbers, out is left alone")
+			require.Error(t, db.GetRoutes(tns, blockUnlessPorted, out[:len(tns)-1]), "out too short")
 		}
 	}
 	check("file")
@@ -59,10 +71,18 @@ func TestGetRouteAgreesWithGet(t *testing.T) {
 			}
 		}
 	})
-	assert.Zero(t, allocs)
+	assert.Zero(t, allocs, "GetRoute")
+	routes := make([]format.Route, len(tns))
+	allocs = testing.AllocsPerRun(100, func() {
+		if err := db.GetRoutes(tns, true, routes); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs, "GetRoutes")
 
 	require.NoError(t, db.Close())
 	rt.Ported.OK = true
 	assert.ErrorIs(t, db.GetRoute(2025550123, false, &rt), format.ErrClosed)
 	assert.Equal(t, format.Route{}, rt, "cleared on error")
+	assert.ErrorIs(t, db.GetRoutes(tns, false, routes), format.ErrClosed)
 }

@@ -44,11 +44,13 @@ func TestLookupManyZeroAllocs(t *testing.T) {
 	}
 	db := testdb.Sample(t)
 	numbers := benchNumbers(t, 1000)
-	out := lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, nil)
-	allocs := testing.AllocsPerRun(20, func() {
-		out = lrn.LookupMany(db, numbers, lrn.Options{Enhanced: true, Messaging: true}, out[:0])
-	})
-	assert.Zero(t, allocs)
+	for _, opt := range []lrn.Options{{Enhanced: true, Messaging: true}, {}} {
+		out := lrn.LookupMany(db, numbers, opt, nil)
+		allocs := testing.AllocsPerRun(20, func() {
+			out = lrn.LookupMany(db, numbers, opt, out[:0])
+		})
+		assert.Zero(t, allocs, "%+v", opt)
+	}
 }
 
 func TestLookupMany(t *testing.T) {

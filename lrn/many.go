@@ -18,9 +18,9 @@ type Answer struct {
 	Err error `json:"-"`
 }
 
-// batchSize is how many numbers go to one format.DB.GetMany call: enough
-// independent reads in flight to hide memory latency, few enough that the
-// scratch records stay in cache.
+// batchSize is how many numbers go to one format.DB.GetRoutes or GetMany
+// call: enough independent reads in flight to hide memory latency, few
+// enough that the scratch records stay in cache.
 const batchSize = 256
 
 // scratch is the per-call working memory of LookupMany, pooled so that a
@@ -32,6 +32,7 @@ type scratch struct {
 	idx    []int
 	phones []string
 	recs   []format.Record
+	routes []format.Route // without messaging: the ported record and block row alone
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -40,6 +41,7 @@ var scratchPool = sync.Pool{New: func() any {
 		idx:    make([]int, 0, batchSize),
 		phones: make([]string, 0, batchSize),
 		recs:   make([]format.Record, batchSize),
+		routes: make([]format.Route, batchSize),
 	}
 }}
 
@@ -49,7 +51,8 @@ var scratchPool = sync.Pool{New: func() any {
 //	answers = lrn.LookupMany(db, numbers, opt, answers[:0])
 //
 // It parses all numbers first and then reads the valid ones from the table
-// in batches with [format.DB.GetMany], which overlaps their memory accesses:
+// in batches with [format.DB.GetRoutes] (or, with messaging,
+// [format.DB.GetMany]), which overlap their memory accesses:
 // on a table larger than the CPU caches it answers more numbers per second
 // than a loop over Lookup. Reusing out, it allocates nothing for canonical
 // inputs.
@@ -82,8 +85,14 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		if len(s.tns) == 0 {
 			continue
 		}
-		recs := s.recs[:len(s.tns)]
-		if err := db.GetMany(s.tns, f, recs); err != nil {
+		recs, routes := s.recs[:len(s.tns)], s.routes[:len(s.tns)]
+		var err error
+		if opt.Messaging {
+			err = db.GetMany(s.tns, f, recs)
+		} else {
+			err = db.GetRoutes(s.tns, !opt.Enhanced, routes)
+		}
+		if err != nil {
 			err = lookup.Error("lrn", err)
 			for _, i := range s.idx {
 				out[i] = Answer{Err: err}
@@ -93,7 +102,13 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		for j, i := range s.idx {
 			a := &out[i]
 			a.Err = nil
-			if !resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], s.phones[j], opt) {
+			ok := false
+			if opt.Messaging {
+				ok = resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], s.phones[j], opt)
+			} else {
+				ok = resolve(&a.Result, &routes[j].Ported, &routes[j].Block, nil, s.phones[j], opt)
+			}
+			if !ok {
 				*a = Answer{Err: ErrNotFound}
 			}
 		}
