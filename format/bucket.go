@@ -179,17 +179,15 @@ func (s *numSection) find(m []byte, q *probe) error {
 		}
 		// The bucket's entries are in ascending permuted order: those of
 		// earlier homes (a larger displacement) first, then the home's
-		// own by offset, then later homes'. An entry is the key's exactly
-		// when it stores the key's offset and displacement, so the scan
-		// compares for equality alone: a branch that is almost never
-		// taken, where testing the order at each entry to stop early was
-		// a branch the CPU could not predict.
+		// own by offset, then later homes'. The first entry that is not an
+		// earlier home's decides.
 		want := pt.keyPart(rem, disp)
 		bit := uint(bucketHeaderBits)
-		var v uint64
 		for range cnt {
-			v = binary.LittleEndian.Uint64(b[bit/8%bucketBytes:]) >> (bit % 8) & kmask
-			if v == want {
+			v := binary.LittleEndian.Uint64(b[bit/8%bucketBytes:]) >> (bit % 8) & kmask
+			if d := v >> pt.rbits; d < disp || d == disp && v > want {
+				return nil // a later home's key, or a larger key of this home: not stored
+			} else if v == want {
 				bit += kbits
 				q.w = loadWindow((*[17]byte)(b[bit/8%bucketBytes:]), bit%8)
 				q.hit = true
@@ -197,11 +195,7 @@ func (s *numSection) find(m []byte, q *probe) error {
 			}
 			bit += pt.width
 		}
-		// Not in this bucket. The key went further only if the bucket is
-		// full of keys displaced at least as far: of its home's or earlier
-		// homes' (a home's keys are placed before the next home's), so
-		// its last entry, the least displaced, says so.
-		if cnt < pt.slots || disp == 0 && hdr&overflowFlag == 0 || v>>pt.rbits < disp {
+		if disp == 0 && hdr&overflowFlag == 0 || cnt < pt.slots {
 			return nil
 		}
 		// Past the last bucket, or further than a displacement can say,
