@@ -47,8 +47,9 @@
 // [format.DB.GetRoutes] call ([format.DB.GetMany] with messaging), which
 // takes dozens of numbers through each step of a lookup together so that
 // their memory accesses overlap; on a table larger than the CPU caches it
-// answers about twice as many numbers per second as a loop over Lookup (2.26x at 10M ported numbers, 2.52x at 100M;
-// 1.56x at both with enhanced and messaging data: the "batch lookups" rows
+// answers about twice as many numbers per second as a loop over Lookup
+// (2.09x at 10M ported numbers, 2.24x at 100M; 1.58x and 1.93x with
+// enhanced and messaging data: the "batch lookups" rows
 // of benchmarks/results/10M.md and 100M.md, where format.DB.GetMany's own
 // figures stand beside them; BenchmarkLargeBatch measures it here,
 // run with -bench.ported=10000000; the generated table is kept in the
