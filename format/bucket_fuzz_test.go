@@ -127,10 +127,7 @@ func FuzzNumSection(f *testing.F) {
 // written with the damage would not catch, each of which would make a
 // lookup miss a key or answer for the wrong one: Verify refuses them all.
 func TestVerifyRefusesMisplacedEntries(t *testing.T) {
-	var keys []uint64
-	for k := uint64(keyBase); len(keys) < 3000; k += 997 {
-		keys = append(keys, k)
-	}
+	keys := spacedKeys()
 	hdr, pe, buckets := seedSection(keys)
 	s, ns, spec, err := loadFuzzSection(hdr, pe, buckets)
 	require.NoError(t, err)
@@ -183,10 +180,7 @@ func swapKeys(b []byte, pt *part) {
 // section's slack. Setting every bit there that is no entry's to one must
 // not change a single answer: the masks, not zeros, end an entry.
 func TestFindIgnoresBitsPastEntries(t *testing.T) {
-	var keys []uint64
-	for k := uint64(keyBase); len(keys) < 3000; k += 997 {
-		keys = append(keys, k)
-	}
+	keys := spacedKeys()
 	hdr, pe, buckets := seedSection(keys)
 	s, ns, _, err := loadFuzzSection(hdr, pe, buckets)
 	require.NoError(t, err)
@@ -225,4 +219,14 @@ func TestFindIgnoresBitsPastEntries(t *testing.T) {
 	}
 	require.Positive(t, filled, "some bucket has bits past its entries")
 	assert.Equal(t, want, answers(s))
+}
+
+// spacedKeys is 3,000 line numbers 997 apart: enough for one NPA's table
+// to have overflowing buckets and plain ones.
+func spacedKeys() []uint64 {
+	var keys []uint64
+	for k := uint64(keyBase); len(keys) < 3000; k += 997 {
+		keys = append(keys, k)
+	}
+	return keys
 }

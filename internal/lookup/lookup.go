@@ -32,7 +32,14 @@ func Get(db *format.DB, number string, f format.Fields, pkg string, rec *format.
 	if err := db.GetInto(uint64(n), f, rec); err != nil {
 		return "", Error(pkg, err)
 	}
-	if !rec.Ported.OK && !rec.Block.Assigned {
+	return answered(number, n, canonical, rec.Ported.OK || rec.Block.Assigned)
+}
+
+// answered is what Get and GetRoute return for a number that was read:
+// lnpdb.ErrNotFound unless it is ported or in an assigned code, else its
+// canonical form (number itself when it already was one).
+func answered(number string, n nanp.Number, canonical, routed bool) (string, error) {
+	if !routed {
 		return "", lnpdb.ErrNotFound
 	}
 	if !canonical {
@@ -72,11 +79,5 @@ func GetRoute(db *format.DB, number string, blockUnlessPorted bool, pkg string, 
 	if err := db.GetRoute(uint64(n), blockUnlessPorted, rt); err != nil {
 		return "", Error(pkg, err)
 	}
-	if !rt.Ported.OK && !rt.Block.Assigned {
-		return "", lnpdb.ErrNotFound
-	}
-	if !canonical {
-		number = n.String()
-	}
-	return number, nil
+	return answered(number, n, canonical, rt.Ported.OK || rt.Block.Assigned)
 }
