@@ -44,6 +44,25 @@ func openAndVerify(t testing.TB, dir string, b []byte) error {
 	} else {
 		assert.Equal(t, want, out, "GetMany")
 	}
+	// GetRoute reads what Get of the ported record reads, one number or a
+	// batch at a time, and fails where it fails.
+	routes := make([]format.Route, len(tns))
+	var routeErr error
+	for i, tn := range tns {
+		rec, gerr := db.Get(tn, format.FieldPorted)
+		rerr := db.GetRoute(tn, false, &routes[i])
+		if assert.Equal(t, gerr != nil, rerr != nil, "%d: Get: %v; GetRoute: %v", tn, gerr, rerr) && rerr == nil {
+			assert.Equal(t, format.Route{Block: rec.Block, Ported: rec.Ported}, routes[i], "GetRoute %d", tn)
+		} else if rerr != nil {
+			routeErr = rerr
+		}
+	}
+	batch := make([]format.Route, len(tns))
+	if err := db.GetRoutes(tns, false, batch); err != nil || routeErr != nil {
+		assert.Equal(t, routeErr != nil, err != nil, "GetRoute: %v; GetRoutes: %v", routeErr, err)
+	} else {
+		assert.Equal(t, routes, batch, "GetRoutes")
+	}
 	return db.Verify()
 }
 
@@ -213,6 +232,9 @@ func TestDamagedBlockIndex(t *testing.T) {
 				out := make([]format.Record, 2)
 				assert.ErrorIs(t, db.GetMany([]uint64{2025550123, tn}, f, out), format.ErrCorrupt, "GetMany")
 			}
+			var rt format.Route
+			assert.ErrorIs(t, db.GetRoute(tn, false, &rt), format.ErrCorrupt, "GetRoute")
+			assert.ErrorIs(t, db.GetRoutes([]uint64{2025550123, tn}, false, make([]format.Route, 2)), format.ErrCorrupt, "GetRoutes")
 			assert.ErrorIs(t, db.Verify(), format.ErrCorrupt)
 		})
 	}
