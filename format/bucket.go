@@ -99,6 +99,12 @@ type part struct {
 	dbits uint   // displacement bits
 	width uint   // entry bits: key offset, displacement, fields
 	slots uint64 // entries a bucket holds
+	// What find compares, worked out once: the key part's bits (offset
+	// and displacement) and its mask, and the displacement bits, which
+	// find inverts so that a bucket's key parts ascend.
+	kbits uint
+	kmask uint64
+	flip  uint64
 }
 
 // partLayout computes the entry layout of a table of nb home buckets with
@@ -112,6 +118,9 @@ func partLayout(nb uint64, dbits, payload uint) (p part, ok bool) {
 		return p, false
 	}
 	p.slots = min(maxSlots, uint64(bucketBits/p.width))
+	p.kbits = p.rbits + dbits
+	p.kmask = 1<<p.kbits - 1
+	p.flip = (1<<dbits - 1) << p.rbits
 	return p, true
 }
 
@@ -152,50 +161,52 @@ func (s *numSection) aim(npa, rem uint64, q *probe) {
 // find looks an aimed probe's key up in its home bucket and, when the
 // bucket says so, the buckets after it; it sets q.hit, and q.w to the
 // entry's fields.
+//
+// A bucket's entries are in ascending permuted order: those of earlier
+// homes (a larger displacement) first, then the home's own by offset, then
+// later homes'. With the displacement bits inverted (flip), an entry's key
+// part orders them exactly so, and the scan is one comparison an entry: a
+// smaller value is an earlier home's key or a smaller key of this home
+// (go on), an equal one is the key, a larger one means it is not stored.
 func (s *numSection) find(m []byte, q *probe) error {
 	q.hit = false
 	pt := q.pt
 	if pt == nil {
 		return nil
 	}
+	width, kmask, flip := pt.width, pt.kmask, pt.flip
 	rem := q.x - bucketStart(q.h, pt.nb)
-	kbits := pt.rbits + pt.dbits
-	kmask := uint64(1)<<kbits - 1
 	off := q.off
 	end := pt.base + int64(pt.nphys)*bucketBytes
 	for disp := uint64(0); ; disp++ {
 		// The bucket and the line after it (the next bucket, or the
-		// section's slack): each entry is read with unaligned loads at its
-		// first byte, which is inside the bucket (slots*width fits in its
-		// bits, so the modulo below changes nothing and only spares a
-		// bounds check), and no 8-byte key load or 17-byte fields window
-		// reaches past the second line. Bits beyond an entry are the next
-		// entry's or bucket's; the masks drop them.
+		// section's slack): each entry is read with an unaligned load at
+		// its first byte, which is inside the bucket (slots*width fits in
+		// its bits, so the mask of the byte offset changes nothing and
+		// only spares a bounds check), and no 8-byte key load or 17-byte
+		// fields window reaches past the second line. Bits beyond an
+		// entry are the next entry's or bucket's; the masks drop them.
 		b := m[off : off+2*bucketBytes : off+2*bucketBytes]
 		hdr := b[0]
-		cnt := uint64(hdr & slotMask)
-		if cnt > pt.slots {
+		cnt := uint(hdr & slotMask)
+		if uint64(cnt) > pt.slots {
 			return errCorruptRecord
 		}
-		// The bucket's entries are in ascending permuted order: those of
-		// earlier homes (a larger displacement) first, then the home's
-		// own by offset, then later homes'. The first entry that is not an
-		// earlier home's decides.
-		want := pt.keyPart(rem, disp)
-		bit := uint(bucketHeaderBits)
-		for range cnt {
-			v := binary.LittleEndian.Uint64(b[bit/8%bucketBytes:]) >> (bit % 8) & kmask
-			if d := v >> pt.rbits; d < disp || d == disp && v > want {
-				return nil // a later home's key, or a larger key of this home: not stored
-			} else if v == want {
-				bit += kbits
-				q.w = loadWindow((*[17]byte)(b[bit/8%bucketBytes:]), bit%8)
-				q.hit = true
-				return nil
+		want := pt.keyPart(rem, disp) ^ flip
+		stop := bucketHeaderBits + cnt*width
+		for bit := uint(bucketHeaderBits); bit < stop; bit += width {
+			v := binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&kmask ^ flip
+			if v < want {
+				continue // an earlier home's key, or a smaller key of this home
 			}
-			bit += pt.width
+			if v == want {
+				bit += pt.kbits
+				q.w = loadWindow((*[17]byte)(b[bit>>3&(bucketBytes-1):]), bit&7)
+				q.hit = true
+			}
+			return nil // the key, or a larger one: it is not stored
 		}
-		if disp == 0 && hdr&overflowFlag == 0 || cnt < pt.slots {
+		if disp == 0 && hdr&overflowFlag == 0 || uint64(cnt) < pt.slots {
 			return nil
 		}
 		// Past the last bucket, or further than a displacement can say,
