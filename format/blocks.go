@@ -142,59 +142,79 @@ func (s *snapshot) block(npa, rem uint64) (Block, error) {
 // when its code is vacant). On error *b is unspecified.
 func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 	*b = Block{}
+	row, thousands, assigned, err := s.blockRow(npa, rem)
+	if err != nil || !assigned {
+		return err
+	}
+	return s.resolveBlock(row, thousands, b)
+}
+
+// blockRow reads the number npa-rem's most specific raw block row, its
+// thousands entry's when that is assigned, else its code entry's, without
+// resolving it against the dictionaries; assigned is false when the code
+// (or the code and its thousands-block) is vacant.
+func (s *snapshot) blockRow(npa, rem uint64) (row blockRow, thousands, assigned bool, err error) {
 	t := s.blocks.npa[npa]
 	if t == noCodeTable {
-		return nil
+		return blockRow{}, false, false, nil
 	}
 	nxx := rem / 10000
 	wb, ok := s.at(s.blocks.word(t, nxx), indexWordSize)
 	if !ok {
-		return errCorruptRecord
+		return blockRow{}, false, false, errCorruptRecord
 	}
 	idx, ok := entryIndex(wb, nxx)
 	if !ok {
-		return nil
+		return blockRow{}, false, false, nil
 	}
 	if idx >= s.blocks.nentry {
-		return errCorruptRecord
+		return blockRow{}, false, false, errCorruptRecord
 	}
 	off := s.blocks.entry(idx)
 	e, ok := s.at(off, codeEntrySize)
 	if !ok {
-		return errCorruptRecord
+		return blockRow{}, false, false, errCorruptRecord
 	}
 	var thou int64
 	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
 		if g > s.blocks.nthou {
-			return errCorruptRecord
+			return blockRow{}, false, false, errCorruptRecord
 		}
 		thou = s.blocks.thousands(g, rem/1000%10)
 	}
-	return s.blockAt(off, thou, b)
+	return s.rowAt(off, thou)
 }
 
 // blockAt fills b, which must be zero, from the code entry at off and,
 // when t is not 0 (the code is split), the thousands entry at t: its row
 // when that is assigned, else the code's.
 func (s *snapshot) blockAt(off, t int64, b *Block) error {
-	row, ok := s.at(off, thouEntrySize)
-	if !ok {
-		return errCorruptRecord
+	row, thousands, assigned, err := s.rowAt(off, t)
+	if err != nil || !assigned {
+		return err
 	}
-	thousands := false
+	return s.resolveBlock(row, thousands, b)
+}
+
+// rowAt reads the raw row blockAt resolves.
+func (s *snapshot) rowAt(off, t int64) (row blockRow, thousands, assigned bool, err error) {
+	e, ok := s.at(off, thouEntrySize)
+	if !ok {
+		return blockRow{}, false, false, errCorruptRecord
+	}
 	if t != 0 {
 		tb, ok := s.at(t, thouEntrySize)
 		if !ok {
-			return errCorruptRecord
+			return blockRow{}, false, false, errCorruptRecord
 		}
 		if binary.LittleEndian.Uint32(tb) != 0 {
-			row, thousands = tb, true
+			e, thousands = tb, true
 		}
 	}
-	if binary.LittleEndian.Uint32(row) == 0 {
-		return nil
+	if binary.LittleEndian.Uint32(e) == 0 {
+		return blockRow{}, false, false, nil
 	}
-	return s.resolveBlock(decodeBlockRow(row), thousands, b)
+	return decodeBlockRow(e), thousands, true, nil
 }
 
 func (s *snapshot) resolveBlock(row blockRow, thousands bool, b *Block) error {

@@ -25,8 +25,8 @@ func (r *Route) CurrentCarrier() *Carrier {
 // overwrites whole.
 func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	s, ref := db.acquire(tn)
-	*r = Route{}
 	if s == nil {
+		*r = Route{}
 		return ErrClosed
 	}
 	err := s.getRoute(tn, blockUnlessPorted, r)
@@ -34,9 +34,15 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	return err
 }
 
-// getRoute is get for the PORTED section alone: the same stages, without
-// get's loops over the sections and its array of probes.
+// getRoute is get for the PORTED section alone, in one frame: the bucket
+// is aimed and touched, the number's raw block row is read while that
+// miss is in flight (BLOCKS' own misses overlap it), the bucket is
+// searched, and only then is the block row resolved against the
+// dictionaries, and not at all for a ported number when
+// blockUnlessPorted leaves its block out. It overwrites r whole.
 func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
+	r.Ported = Ported{}
+	r.Block = Block{}
 	if !inNANP(tn) {
 		return nil
 	}
@@ -45,7 +51,8 @@ func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	var q probe
 	sec.aim(npa, rem, &q)
 	keep(touch(s.b, &q))
-	if err := s.readBlock(npa, rem, &r.Block); err != nil {
+	row, thousands, assigned, err := s.blockRow(npa, rem)
+	if err != nil {
 		return err
 	}
 	if err := sec.find(s.b, &q); err != nil {
@@ -54,10 +61,10 @@ func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	if err := s.portedOf(tn, &q, &r.Ported); err != nil {
 		return err
 	}
-	if blockUnlessPorted && r.Ported.OK {
-		r.Block = Block{}
+	if !assigned || blockUnlessPorted && r.Ported.OK {
+		return nil
 	}
-	return nil
+	return s.resolveBlock(row, thousands, &r.Block)
 }
 
 // portedOf fills p, which must be zero, with tn's ported record: the

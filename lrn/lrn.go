@@ -4,6 +4,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/lookup"
+	"github.com/lnpdb/lnpdb/internal/nanp"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 
@@ -120,14 +121,22 @@ func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 		return r, nil
 	}
 	// Without messaging only the ported record and the block row are
-	// read, into a Route: a third of a Record to clear and fill.
-	var rt format.Route
-	number, err = lookup.GetRoute(db, number, !opt.Enhanced, "lrn", &rt)
+	// read, into a Route: a third of a Record to clear and fill. r is
+	// still zero when resolve finds the number vacant (it writes nothing
+	// then), so the error returns need not clear it again.
+	n, canonical, err := nanp.Parse(number)
 	if err != nil {
-		return Result{}, err
+		return r, err
+	}
+	var rt format.Route
+	if err := db.GetRoute(uint64(n), !opt.Enhanced, &rt); err != nil {
+		return r, lookup.Error("lrn", err)
+	}
+	if !canonical {
+		number = n.String()
 	}
 	if !resolve(&r, &rt.Ported, &rt.Block, nil, number, opt) {
-		return Result{}, ErrNotFound
+		return r, ErrNotFound
 	}
 	return r, nil
 }

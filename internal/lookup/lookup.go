@@ -67,17 +67,3 @@ func Name[T ~uint8](typ string, names []string, v T) string {
 	}
 	return typ + "(" + strconv.Itoa(int(v)) + ")"
 }
-
-// GetRoute is Get for an LRN lookup without messaging: it reads the
-// number's ported record and block row alone (with the block row only when
-// the number is not ported, if blockUnlessPorted) into *rt.
-func GetRoute(db *format.DB, number string, blockUnlessPorted bool, pkg string, rt *format.Route) (string, error) {
-	n, canonical, err := nanp.Parse(number)
-	if err != nil {
-		return "", err
-	}
-	if err := db.GetRoute(uint64(n), blockUnlessPorted, rt); err != nil {
-		return "", Error(pkg, err)
-	}
-	return answered(number, n, canonical, rt.Ported.OK || rt.Block.Assigned)
-}
