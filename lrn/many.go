@@ -68,7 +68,10 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		numbers = numbers[len(chunk):]
 		base := len(out)
 		out = out[:base+len(chunk)]
-		s.tns, s.idx, s.phones = s.tns[:0], s.idx[:0], s.phones[:0]
+		// Indexed stores into slices of the chunk's length rather than
+		// appends: no capacity check per number.
+		tns, idx, phones := s.tns[:len(chunk)], s.idx[:len(chunk)], s.phones[:len(chunk)]
+		m := 0
 		for k, num := range chunk {
 			n, canonical, err := nanp.Parse(num)
 			if err != nil {
@@ -78,13 +81,13 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 			if !canonical {
 				num = n.String()
 			}
-			s.tns = append(s.tns, uint64(n))
-			s.idx = append(s.idx, base+k)
-			s.phones = append(s.phones, num)
+			tns[m], idx[m], phones[m] = uint64(n), base+k, num
+			m++
 		}
-		if len(s.tns) == 0 {
+		if m == 0 {
 			continue
 		}
+		s.tns, s.idx, s.phones = tns[:m], idx[:m], phones[:m]
 		recs, routes := s.recs[:len(s.tns)], s.routes[:len(s.tns)]
 		var err error
 		if opt.Messaging {
