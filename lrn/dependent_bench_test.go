@@ -12,11 +12,12 @@ import (
 
 // BenchmarkDependentLookup times Lookup's latency rather than a loop's
 // throughput: each number looked up is chosen by the answer before it (the
-// next index skips 0 to 7 numbers by the LRN's last digit and the SPID), so the CPU
-// cannot start a lookup before the previous one has answered. x-floor is
-// the time over the memory floor's dependent read for a buffer the size of
-// the table, measured in the same run (on the sample table both fit in the
-// cache: the figure that matters is BenchmarkLargeLookup's "-dependent" cases).
+// next index skips 0 to 7 numbers by the LRN's last digit and the SPID's
+// length), so the CPU cannot start a lookup before the previous one has
+// answered. x-floor is the time over the memory floor's dependent read for
+// a buffer the size of the table, measured in the same run (on the sample
+// table both fit in the cache: the figure that matters is
+// BenchmarkLargeLookup's "-dependent" cases).
 func BenchmarkDependentLookup(b *testing.B) {
 	db := testdb.Sample(b)
 	numbers := benchNumbers(b, 4096)
