@@ -132,6 +132,9 @@ func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 	if err := db.GetRoute(uint64(n), !opt.Enhanced, &rt); err != nil {
 		return r, lookup.Error("lrn", err)
 	}
+	if !rt.Ported.OK && !rt.Block.Assigned {
+		return r, ErrNotFound // before formatting a non-canonical input
+	}
 	if !canonical {
 		number = n.String()
 	}

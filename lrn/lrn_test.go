@@ -31,10 +31,16 @@ func TestZeroAllocs(t *testing.T) {
 			assert.Zero(t, allocs, "Lookup(%s, %+v)", n, opt)
 		}
 	}
-	// Misses and invalid input allocate nothing either.
-	for _, n := range []string{"12025560123", "12345", "1202555O123"} {
-		allocs := testing.AllocsPerRun(100, func() { _, _ = lrn.Lookup(db, n, lrn.Options{Enhanced: true}) })
-		assert.Zero(t, allocs, "Lookup(%s)", n)
+	// Misses and invalid input allocate nothing either, nor does a miss
+	// written in a form that is not canonical (a hit in such a form
+	// allocates its canonical PhoneNumber).
+	for _, n := range []string{"12025560123", "12345", "1202555O123", "+1 (202) 556-0123", "202.556.0123"} {
+		for _, opt := range []lrn.Options{{}, {Enhanced: true}} {
+			_, err := lrn.Lookup(db, n, opt)
+			require.Error(t, err, n)
+			allocs := testing.AllocsPerRun(100, func() { _, _ = lrn.Lookup(db, n, opt) })
+			assert.Zero(t, allocs, "Lookup(%s, %+v)", n, opt)
+		}
 	}
 }
 
