@@ -239,3 +239,58 @@ func TestDamagedBlockIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedRowLeftOut damages a dictionary index (the rate center) in
+// the code row of 312-200, which holds a ported number: every read that
+// resolves the row reports a corrupt table, and so does Verify, while the
+// reads that BlockUnlessPorted tells to leave a ported number's row out —
+// Get, GetRoute, GetMany and GetRoutes alike — answer the ported record
+// and leave the block zero. A number of the code that is not ported still
+// reads the row, and reports it.
+func TestDamagedRowLeftOut(t *testing.T) {
+	good := miniTable(t)
+	const ported, notPorted = 3122001234, 3122000001
+	db, err := format.Open(testdb.Build(t, mini))
+	require.NoError(t, err)
+	_, entry, _, _ := db.BlockOffsets(ported)
+	require.NoError(t, db.Close())
+	require.NotZero(t, entry)
+
+	b := append([]byte{}, good...)
+	binary.LittleEndian.PutUint32(b[entry+4:], 0xFFFFFFF0) // rate center index
+	p := filepath.Join(t.TempDir(), "x.lnpdb")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	db, err = format.Open(p)
+	require.NoError(t, err, "Open reads no record")
+	defer db.Close()
+	assert.ErrorIs(t, db.Verify(), format.ErrCorrupt)
+
+	lazy := format.FieldPorted | format.BlockUnlessPorted
+	for _, f := range []format.Fields{format.FieldPorted, format.FieldAll} {
+		_, err := db.Get(ported, f)
+		assert.ErrorIs(t, err, format.ErrCorrupt, "Get(%v) resolves the row", f)
+		assert.ErrorIs(t, db.GetMany([]uint64{ported}, f, make([]format.Record, 1)), format.ErrCorrupt, "GetMany(%v)", f)
+	}
+	var rt format.Route
+	assert.ErrorIs(t, db.GetRoute(ported, false, &rt), format.ErrCorrupt)
+	assert.ErrorIs(t, db.GetRoutes([]uint64{ported}, false, make([]format.Route, 1)), format.ErrCorrupt)
+
+	rec, err := db.Get(ported, lazy)
+	require.NoError(t, err, "Get with BlockUnlessPorted leaves the row out")
+	assert.True(t, rec.Ported.OK)
+	assert.Equal(t, "13122009999", rec.Ported.LRN)
+	assert.Equal(t, format.Block{}, rec.Block)
+	recs := make([]format.Record, 1)
+	require.NoError(t, db.GetMany([]uint64{ported}, lazy, recs))
+	assert.Equal(t, rec, recs[0])
+	require.NoError(t, db.GetRoute(ported, true, &rt))
+	assert.Equal(t, format.Route{Ported: rec.Ported}, rt)
+	routes := make([]format.Route, 1)
+	require.NoError(t, db.GetRoutes([]uint64{ported}, true, routes))
+	assert.Equal(t, rt, routes[0])
+
+	_, err = db.Get(notPorted, lazy)
+	assert.ErrorIs(t, err, format.ErrCorrupt, "a number that is not ported reads its row")
+	assert.ErrorIs(t, db.GetRoute(notPorted, true, &rt), format.ErrCorrupt)
+	assert.ErrorIs(t, db.GetRoutes([]uint64{notPorted}, true, make([]format.Route, 1)), format.ErrCorrupt)
+}

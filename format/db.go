@@ -352,11 +352,21 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 		sink ^= touch(s.b, &q[i])
 	}
 	keep(sink)
-	// The block data is read while the buckets are on their way, even when a
-	// ported record will make it unneeded (BlockUnlessPorted): read after
-	// the bucket, its own misses in BLOCKS would add to the lookup's latency.
-	if err := s.readBlock(npa, rem, &r.Block); err != nil {
+	// The block row is read while the buckets are on their way, even when
+	// a ported record will make it unneeded (BlockUnlessPorted): read after
+	// the bucket, its own misses in BLOCKS would add to the lookup's
+	// latency. With BlockUnlessPorted it is resolved against the
+	// dictionaries only once the number is known not to be ported, as
+	// GetRoute and GetMany do.
+	row, thousands, assigned, err := s.blockRow(npa, rem)
+	if err != nil {
 		return err
+	}
+	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+	if assigned && !lazy {
+		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+			return err
+		}
 	}
 	for m := sel; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros8(uint8(m))
@@ -367,8 +377,8 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 			return err
 		}
 	}
-	if f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted && r.Ported.OK {
-		r.Block = Block{}
+	if assigned && lazy && !r.Ported.OK {
+		return s.resolveBlock(row, thousands, &r.Block)
 	}
 	return nil
 }

@@ -93,9 +93,14 @@ const (
 // BlockUnlessPorted, added to a Fields that includes FieldPorted, leaves
 // Record.Block zero for a number with a ported record: an LRN lookup
 // without enhanced data needs nothing more (CONTRACT §2 resolves a ported
-// number by its ported record alone). Get still reads the block data, while
-// the buckets' cache misses are in flight, where it costs less than after
-// them; GetMany skips a ported hit's thousands-block entry.
+// number by its ported record alone). Get and GetRoute still read the
+// number's raw block row, while the buckets' cache misses are in flight,
+// where it costs less than after them, but resolve it against the
+// dictionaries only for a number that is not ported; GetMany and
+// GetRoutes skip a ported hit's thousands-block entry. So a block row left
+// out is not checked either: a damaged carrier, rate center or LRN index
+// in it is reported only where it is read (without BlockUnlessPorted, or
+// by Verify).
 const BlockUnlessPorted Fields = 1 << 4
 
 // Record is everything a table holds for one number, read from one snapshot:
