@@ -132,11 +132,8 @@ func Lookup(db *format.DB, number string, opt Options) (r Result, err error) {
 	if err := db.GetRoute(uint64(n), !opt.Enhanced, &rt); err != nil {
 		return r, lookup.Error("lrn", err)
 	}
-	if !rt.Ported.OK && !rt.Block.Assigned {
-		return r, ErrNotFound // before formatting a non-canonical input
-	}
-	if !canonical {
-		number = n.String()
+	if number, err = lookup.Answered(number, n, canonical, rt.Ported.OK || rt.Block.Assigned); err != nil {
+		return r, err
 	}
 	if !resolve(&r, &rt.Ported, &rt.Block, nil, number, opt) {
 		return r, ErrNotFound

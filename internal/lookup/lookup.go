@@ -32,13 +32,15 @@ func Get(db *format.DB, number string, f format.Fields, pkg string, rec *format.
 	if err := db.GetInto(uint64(n), f, rec); err != nil {
 		return "", Error(pkg, err)
 	}
-	return answered(number, n, canonical, rec.Ported.OK || rec.Block.Assigned)
+	return Answered(number, n, canonical, rec.Ported.OK || rec.Block.Assigned)
 }
 
-// answered is what Get and GetRoute return for a number that was read:
-// lnpdb.ErrNotFound unless it is ported or in an assigned code, else its
-// canonical form (number itself when it already was one).
-func answered(number string, n nanp.Number, canonical, routed bool) (string, error) {
+// Answered is what a lookup returns for a number n it has read, given in
+// the form number (canonical says whether that is already canonical):
+// lnpdb.ErrNotFound unless it is ported or in an assigned code (routed),
+// else its canonical form, number itself when it already was one, so that
+// neither a miss nor a canonical input allocates.
+func Answered(number string, n nanp.Number, canonical, routed bool) (string, error) {
 	if !routed {
 		return "", lnpdb.ErrNotFound
 	}

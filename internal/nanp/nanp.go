@@ -70,6 +70,12 @@ func (n Number) check() error {
 }
 
 // String returns the canonical form: 11 digits, "1" then NPA-NXX-XXXX.
+//
+// It is not inlined: it allocates anyway, and kept out of its callers it
+// leaves them small enough to inline (internal/lookup.Answered, on every
+// lookup's path).
+//
+//go:noinline
 func (n Number) String() string {
 	var buf [11]byte
 	return string(n.AppendCanonical(buf[:0]))
