@@ -50,32 +50,46 @@ func b2u(b bool) uint64 {
 
 // loop runs body over the query indexes in order, in b.Loop, one goroutine.
 func loop(b *testing.B, n int, body func(i int) uint64) {
-	walk(b, n, body, func(i int, _ uint64, mask int) int { return (i + 1) & mask })
+	walk(b, n, body, func(i, _ int, _ uint64) int { return i + 1 })
 }
 
-// nextIndex is the dependent benchmarks' step: the query after i, skipping
-// 0 to 7 more as the low bits of x, a value computed from the previous
-// answer's bytes, say. The compiler cannot fold it, and the CPU cannot start
-// the next lookup before the previous one has produced its answer: there
-// is no next number to look up yet.
-func nextIndex(i int, x uint64, mask int) int { return (i + 1 + int(x&7)) & mask }
+// nextIndex is the dependent benchmarks' step k: the query after i,
+// skipping 0 to 7 more as the low bits of x, a value computed from the
+// previous answer's bytes, say, mixed with a pseudo-random 3 bits of k.
+// The compiler cannot fold it, and the CPU cannot start the next lookup
+// before the previous one has produced its answer: there is no next number
+// to look up yet, and none after it, since each index is the one before
+// plus a skip (a walk from the step count instead, k + x&7, would let the
+// CPU run on after an answer that a predicted branch decides, a vacant
+// number's, and overlap lookups).
+//
+// Without k, each index would be a function of the index before alone:
+// walks from different places soon meet, and the walk settles on a cycle
+// of a fifth of the queries. A fifth of a million queries' lines is near
+// the size of a last-level cache, so a part of each lookup hit the cache,
+// by an amount that varied with what else used it. With k the walk
+// sweeps on, a different fifth each time round.
+func nextIndex(i, k int, x uint64) int {
+	return i + 1 + int((x^uint64(k)*0x9e3779b97f4a7c15>>61)&7)
+}
 
 // dependent runs body in b.Loop over a chain of query indexes, each chosen
 // by nextIndex from the value body returned for the one before (the
 // queries are shuffled, so skipping some keeps the mix).
 func dependent(b *testing.B, n int, body func(i int) uint64) { walk(b, n, body, nextIndex) }
 
-// walk runs body in b.Loop, one goroutine, from query 0 on, each next
-// index chosen by next from the index before and the value body returned.
-func walk(b *testing.B, n int, body func(i int) uint64, next func(i int, x uint64, mask int) int) {
+// walk runs body in b.Loop, one goroutine, from query 0 on, the index of
+// step k (k = 1, 2, ...) chosen by next from the index of step k-1, k and
+// the value body returned there, modulo n.
+func walk(b *testing.B, n int, body func(i int) uint64, next func(i, k int, x uint64) int) {
 	b.ReportAllocs()
 	mask := n - 1
 	i := 0
 	var s uint64
-	for b.Loop() {
+	for k := 1; b.Loop(); k++ {
 		x := body(i)
 		s += x
-		i = next(i, x, mask)
+		i = next(i, k, x) & mask
 	}
 	sink.Add(s)
 }

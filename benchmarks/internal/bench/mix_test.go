@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -103,9 +104,10 @@ func TestQueryMix(t *testing.T) {
 }
 
 // The dependent loop visits the chain nextIndex makes of the answers: each
-// index is the one before, plus 1, plus the low bits of that query's answer;
-// different answers give a different walk, and lnpdb's answers vary enough
-// to steer it.
+// index is the one before, plus 1, plus the low bits of that query's answer
+// mixed with bits of the step count; different answers give a different
+// walk, lnpdb's answers vary enough to steer it, and the walk sweeps the
+// queries rather than circling a few of them.
 func TestDependentChains(t *testing.T) {
 	bt := flag.Lookup("test.benchtime")
 	old := bt.Value.String()
@@ -122,8 +124,7 @@ func TestDependentChains(t *testing.T) {
 				return answer(i)
 			})
 		})
-		require.Equal(t, 200, res.N)
-		require.Len(t, seen, 200)
+		require.Equal(t, len(seen), res.N)
 		return seen
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -133,15 +134,34 @@ func TestDependentChains(t *testing.T) {
 	}
 	answer := func(i int) uint64 { return answers[i] }
 	seen := walk(answer)
+	require.Len(t, seen, 200)
 	assert.Equal(t, 0, seen[0])
 	skips := map[int]bool{}
 	for k := 1; k < len(seen); k++ {
-		want := (seen[k-1] + 1 + int(answer(seen[k-1])&7)) & (n - 1)
-		require.Equal(t, want, seen[k], "step %d: the index after %d", k, seen[k-1])
-		skips[(seen[k]-seen[k-1]+n)&(n-1)] = true
+		skip := 1 + int((answer(seen[k-1])^uint64(k)*0x9e3779b97f4a7c15>>61)&7)
+		require.Equal(t, (seen[k-1]+skip)&(n-1), seen[k], "step %d: the index after %d", k, seen[k-1])
+		skips[skip] = true
 	}
 	assert.Len(t, skips, 8, "every skip 1–8 occurs")
 	assert.NotEqual(t, seen, walk(func(i int) uint64 { return answer(i) + 1 }), "other answers, another walk")
+
+	// A sweep of the queries takes about n/4.5 steps and visits as many.
+	// Sweeps 16 to 20 together visit twice that: each sweep sees other
+	// queries. A walk whose index is a function of the index before (no k)
+	// settles on one cycle, and sweeps 16 to 20 are the same fifth of the
+	// queries as the first.
+	sweep := n * 2 / 9
+	require.NoError(t, bt.Value.Set(fmt.Sprint(20*sweep)+"x"))
+	seen = walk(answer)
+	require.Len(t, seen, 20*sweep)
+	distinct := func(idx []int) int {
+		m := map[int]bool{}
+		for _, i := range idx {
+			m[i] = true
+		}
+		return len(m)
+	}
+	assert.Greater(t, distinct(seen[15*sweep:]), 2*distinct(seen[:sweep])*3/4, "queries visited in sweeps 16 to 20, against the first")
 
 	src, table, recs := smallTable(t, 20000)
 	q, err := MakeQueries(src, recs, n, 2, MixProbe)
