@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ var large struct {
 
 // largeTable generates and builds a table with -bench.ported ported numbers
 // (once per size: later runs reuse it), opens it, and returns it with random canonical numbers to look
-// up: half ported numbers, half random valid numbers (mostly misses).
+// up, in the probe mix of the benchmarks harness (largeNumbers).
 func largeTable(b *testing.B) (*format.DB, []string) {
 	if *benchPorted == 0 || testing.Short() {
 		b.Skip("-bench.ported=0 or -short")
@@ -82,7 +83,7 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 		large.size = st.Size()
 		// The numbers to look up are drawn once per table and kept beside
 		// it: drawing them reads the whole ported.csv.
-		if large.numbers, large.err = largeNumbers(b, dir, src); large.err != nil {
+		if large.numbers, large.err = largeNumbers(b, large.db, dir, src); large.err != nil {
 			return
 		}
 		// Map the table in before timing: each first touch of a page is a
@@ -101,41 +102,68 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 	return large.db, large.numbers
 }
 
-// largeNumbers returns random canonical numbers to look up: half ported
-// numbers, half random valid numbers (mostly misses), read from dir's
-// numbers.txt (unless it holds another count) or, the first time, drawn
-// from src and written there.
-func largeNumbers(b *testing.B, dir, src string) ([]string, error) {
+// largeNumbers returns random canonical numbers to look up, shuffled, in
+// the benchmarks harness's probe mix, so that every lookup reads the table:
+// half ported numbers, a quarter numbers of assigned codes that are not
+// ported, a quarter vacant numbers in vacant codes of NPAs that hold ported
+// numbers. They are read from dir's probe-numbers.txt (unless it holds
+// another count) or, the first time, drawn from src and db and written
+// there.
+func largeNumbers(b *testing.B, db *format.DB, dir, src string) ([]string, error) {
 	const count = 1 << 20
-	cache := filepath.Join(dir, "numbers.txt")
+	cache := filepath.Join(dir, "probe-numbers.txt")
 	if data, err := os.ReadFile(cache); err == nil {
 		if numbers := strings.Fields(string(data)); len(numbers) == count {
 			return numbers, nil
 		}
 	}
 	// Sample the ported numbers (reservoir sampling keeps memory flat
-	// whatever the table size), then write the numbers to look up
-	// afresh, next to each other, as a caller's request batch would be.
+	// whatever the table size).
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ported []nanp.Number
 	seen := 0
+	npas := map[uint64]bool{}
 	readTNs(b, filepath.Join(src, gen.FilePorted), func(n nanp.Number) {
+		npas[uint64(n)/10_000_000] = true
 		if seen++; len(ported) < count/2 {
 			ported = append(ported, n)
 		} else if k := rng.IntN(seen); k < count/2 {
 			ported[k] = n
 		}
 	})
-	numbers := make([]string, count)
-	for i := range numbers {
-		n := ported[rng.IntN(len(ported))]
-		for i%2 == 1 {
-			if n = nanp.Number(2_000_000_000 + rng.Uint64N(8_000_000_000)); n.Valid() {
-				break
-			}
-		}
-		numbers[i] = n.String()
+	if len(ported) == 0 {
+		return nil, fmt.Errorf("%s: no ported numbers", src)
 	}
+	populated := slices.Sorted(maps.Keys(npas))
+	numbers := make([]string, 0, count)
+	for i := range count / 2 { // each once, when there are enough
+		numbers = append(numbers, ported[i%len(ported)].String())
+	}
+	// The other half: random numbers of populated NPAs, sorted by what the
+	// table answers, until each quarter is full.
+	var assigned, vacant int
+	for tries := 0; assigned < count/4 || vacant < count/4; tries++ {
+		if tries > 1000*count {
+			return nil, fmt.Errorf("%s: cannot draw %d assigned and %d vacant numbers", src, count/4, count/4)
+		}
+		n := nanp.Number(populated[rng.IntN(len(populated))]*10_000_000 + rng.Uint64N(10_000_000))
+		if !n.Valid() {
+			continue
+		}
+		r, err := db.Get(uint64(n), format.FieldPorted)
+		switch {
+		case err != nil:
+			return nil, err
+		case r.Ported.OK:
+		case r.Block.Assigned && assigned < count/4:
+			assigned++
+			numbers = append(numbers, n.String())
+		case !r.Block.Assigned && vacant < count/4:
+			vacant++
+			numbers = append(numbers, n.String())
+		}
+	}
+	rng.Shuffle(len(numbers), func(i, j int) { numbers[i], numbers[j] = numbers[j], numbers[i] })
 	// Written aside and renamed, so that a run killed while writing leaves
 	// no short list behind.
 	if err := os.WriteFile(cache+".tmp", []byte(strings.Join(numbers, "\n")+"\n"), 0o644); err != nil {
@@ -246,10 +274,11 @@ func BenchmarkLargeGetMany(b *testing.B) {
 // NPA that has assigned codes, and a vacant number in an NPA without any.
 // Each kind's numbers are the Large numbers of that kind (at most 2^18 of
 // them, a power of two, in the name), looked up in a chain as
-// BenchmarkLargeLookup's "-dependent" cases are. The random half of the
-// Large numbers falls in assigned codes seldom: those kinds get a few
-// hundred or thousand numbers, whose lines stay in the cache, and time
-// the CPU's part of the lookup rather than its miss.
+// BenchmarkLargeLookup's "-dependent" cases are. The probe mix draws no
+// number in an NPA without codes, so that kind has no case; a kind with
+// few numbers (pooled blocks are a small share of the assigned codes'
+// numbers) keeps its lines in the cache and times the CPU's part of the
+// lookup rather than its miss.
 func BenchmarkLargeLookupByKind(b *testing.B) {
 	db, numbers := largeTable(b)
 	// One Get per number: its kind, but for the vacant ones, which need
