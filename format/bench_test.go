@@ -1,6 +1,7 @@
 package format_test
 
 import (
+	"math/bits"
 	"os"
 	"strconv"
 	"testing"
@@ -128,3 +129,61 @@ func BenchmarkMemoryFloor(b *testing.B) {
 }
 
 var sinkRecord bool
+
+// BenchmarkLookupStages takes a dependent lookup of a ported number apart:
+// the same chain of ported numbers (each next index the one before plus a
+// skip taken from the answer, as the benchmarks harness walks) cut short
+// after the bucket is touched, after its entry is found, and after the
+// ported record and its strings are read; then GetRoute and Get whole. The
+// first is one random read of the table, the floor's own work; each case
+// after it adds what its stage costs on the critical path. x-floor is
+// against the memory floor measured in the same run. Run it at a size
+// larger than the CPU caches (LNPDB_BENCH_SIZES=100000000).
+func BenchmarkLookupStages(b *testing.B) {
+	for _, n := range benchSizes() {
+		db, t := openBench(b, n)
+		var hits []uint64
+		for _, tn := range t.Queries {
+			if r, err := db.Get(tn, format.FieldPorted); err == nil && r.Ported.OK {
+				hits = append(hits, tn)
+			}
+		}
+		hits = hits[:1<<(bits.Len(uint(len(hits)))-1)]
+		touched, found, ported := db.Stages()
+		var rt format.Route
+		for _, c := range []struct {
+			name string
+			fn   func(tn uint64) uint64
+		}{
+			{"touched", touched},
+			{"found", found},
+			{"ported", ported},
+			{"GetRoute", func(tn uint64) uint64 {
+				if err := db.GetRoute(tn, true, &rt); err != nil || !rt.Ported.OK {
+					return 0
+				}
+				return uint64(rt.Ported.LRN[len(rt.Ported.LRN)-1]) + uint64(len(rt.Ported.Carrier.OCN))
+			}},
+			{"Get", func(tn uint64) uint64 {
+				r, err := db.Get(tn, format.FieldPorted)
+				if err != nil || !r.Ported.OK {
+					return 0
+				}
+				return uint64(r.Ported.LRN[len(r.Ported.LRN)-1]) + uint64(len(r.Ported.Carrier.OCN))
+			}},
+		} {
+			b.Run(sizeName(n)+"/"+c.name, func(b *testing.B) {
+				mask := len(hits) - 1
+				i := 0
+				var sum uint64
+				for k := 1; b.Loop(); k++ {
+					x := c.fn(hits[i])
+					sum += x
+					i = (i + 1 + int((x^uint64(k)*0x9e3779b97f4a7c15>>61)&7)) & mask
+				}
+				sinkRecord = sum == 1
+				t.Report(b, 1)
+			})
+		}
+	}
+}
