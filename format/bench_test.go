@@ -134,11 +134,13 @@ var sinkRecord bool
 // the same chain of ported numbers (each next index the one before plus a
 // skip taken from the answer, as the benchmarks harness walks) cut short
 // after the bucket is touched, after its entry is found, and after the
-// ported record and its strings are read; then GetRoute and Get whole. The
-// first is one random read of the table, the floor's own work; each case
-// after it adds what its stage costs on the critical path. x-floor is
-// against the memory floor measured in the same run. Run it at a size
-// larger than the CPU caches (LNPDB_BENCH_SIZES=100000000).
+// ported record and its strings are read; the route read whole without
+// the snapshot's reference count (the two locked adds a lookup makes);
+// then GetRoute and Get whole. The first is one random read of the table,
+// the floor's own work; each case after it adds what its stage costs on
+// the critical path. x-floor is against the memory floor measured in the
+// same run. Run it at a size larger than the CPU caches
+// (LNPDB_BENCH_SIZES=100000000).
 func BenchmarkLookupStages(b *testing.B) {
 	for _, n := range benchSizes() {
 		db, t := openBench(b, n)
@@ -149,7 +151,7 @@ func BenchmarkLookupStages(b *testing.B) {
 			}
 		}
 		hits = hits[:1<<(bits.Len(uint(len(hits)))-1)]
-		touched, found, ported := db.Stages()
+		touched, found, ported, routed := db.Stages()
 		var rt format.Route
 		for _, c := range []struct {
 			name string
@@ -158,6 +160,7 @@ func BenchmarkLookupStages(b *testing.B) {
 			{"touched", touched},
 			{"found", found},
 			{"ported", ported},
+			{"route-unreferenced", routed},
 			{"GetRoute", func(tn uint64) uint64 {
 				if err := db.GetRoute(tn, true, &rt); err != nil || !rt.Ported.OK {
 					return 0
