@@ -451,6 +451,24 @@ type meta struct {
 	ThousandsBlocks int `json:"thousands_blocks"`
 }
 
+// HugePageBytes reports how many of the table's bytes are mapped by 2 MiB
+// pages at this moment. With the default Open these are the page cache's
+// large folios that the mapping uses, which a cache under memory pressure
+// can lose (a lookup then pays a page-table walk besides its cache miss:
+// docs/ARCHITECTURE.md measures half as much time again); with
+// WithHugePages, the part of the copy or tmpfs file the kernel gave huge
+// pages. It reads /proc/self/smaps: it is for monitoring, not for a
+// lookup's path. It returns -1 where it cannot tell: a system other than
+// Linux, a table read into memory, a closed DB.
+func (db *DB) HugePageBytes() int64 {
+	s, ref := db.acquire(0)
+	if s == nil {
+		return -1
+	}
+	defer s.mp.release(ref)
+	return s.m.hugePageBytes()
+}
+
 // Info returns the table's description; after Close, an Info that holds
 // only Path.
 func (db *DB) Info() Info {

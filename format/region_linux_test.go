@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,55 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// vma is one mapping of /proc/self/smaps.
-type vma struct {
-	start, end uintptr
-	kB         map[string]int64 // "Rss", "AnonHugePages", ... in kB
-	flags      []string         // VmFlags
-}
-
-// parseSmaps reads the smaps format: a header line "start-end perms offset
-// dev inode [path]" per mapping, followed by "Key: value [kB]" lines, of
-// which VmFlags lists two-letter flags.
-func parseSmaps(r io.Reader) ([]vma, error) {
-	var out []vma
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		key, isKey := strings.CutSuffix(fields[0], ":")
-		if !isKey {
-			lo, hi, ok := strings.Cut(fields[0], "-")
-			start, err1 := strconv.ParseUint(lo, 16, 64)
-			end, err2 := strconv.ParseUint(hi, 16, 64)
-			if !ok || err1 != nil || err2 != nil || end < start || len(fields) < 5 {
-				return nil, fmt.Errorf("smaps line %d: %q is not a mapping header", line, sc.Text())
-			}
-			out = append(out, vma{start: uintptr(start), end: uintptr(end), kB: map[string]int64{}})
-			continue
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("smaps line %d: %s before any mapping", line, key)
-		}
-		v := &out[len(out)-1]
-		if key == "VmFlags" {
-			v.flags = fields[1:]
-			continue
-		}
-		if len(fields) == 3 && fields[2] == "kB" {
-			n, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("smaps line %d: %s: %w", line, key, err)
-			}
-			v.kB[key] = n
-		}
-	}
-	return out, sc.Err()
-}
 
 func readSmaps(t testing.TB) []vma {
 	t.Helper()
@@ -83,19 +33,6 @@ func readSmaps(t testing.TB) []vma {
 	require.NoError(t, err)
 	require.NotEmpty(t, v)
 	return v
-}
-
-// covering returns the mappings that overlap b.
-func covering(all []vma, b []byte) []vma {
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	hi := lo + uintptr(len(b))
-	var out []vma
-	for _, v := range all {
-		if v.start < hi && lo < v.end {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // hugeAdvisedBytes is the size of all mappings advised MADV_HUGEPAGE.
@@ -123,8 +60,7 @@ func thpSetting() string {
 	return strings.TrimSpace(string(b))
 }
 
-func TestParseSmaps(t *testing.T) {
-	const in = `7f3a00000000-7f3a00600000 r--p 00000000 00:00 0 
+const smapsSample = `7f3a00000000-7f3a00600000 r--p 00000000 00:00 0 
 Size:               6144 kB
 AnonHugePages:      4096 kB
 VmFlags: rd mr mw me ac hg
@@ -133,7 +69,9 @@ Size:                  4 kB
 THPeligible:    0
 VmFlags: rd wr sh mr mw me ms
 `
-	v, err := parseSmaps(strings.NewReader(in))
+
+func TestParseSmaps(t *testing.T) {
+	v, err := parseSmaps(strings.NewReader(smapsSample))
 	require.NoError(t, err)
 	require.Len(t, v, 2)
 	assert.Equal(t, uintptr(0x7f3a00000000), v[0].start)
@@ -143,7 +81,8 @@ VmFlags: rd wr sh mr mw me ms
 	assert.NotContains(t, v[1].flags, "hg")
 	assert.Equal(t, int64(4), v[1].kB["Size"])
 
-	for _, bad := range []string{"Size: 4 kB\n", "zz-10 r--p 0 0:0 0\n", "10-20 r--p\n"} {
+	for _, bad := range []string{"Size: 4 kB\n", "zz-10 r--p 0 0:0 0\n", "10-20 r--p\n",
+		"10-20 r--p 0 0:0 0\nRss: -4 kB\n", "10-20 r--p 0 0:0 0\nRss: 8796093022208 kB\n"} {
 		_, err := parseSmaps(strings.NewReader(bad))
 		assert.Error(t, err, "%q", bad)
 	}
@@ -176,6 +115,48 @@ func TestRegionHugeCopyAdvised(t *testing.T) {
 		anonHuge += v.kB["AnonHugePages"]
 	}
 	t.Logf("THP %s: AnonHugePages %d kB in the mappings holding the copy's %d kB", thpSetting(), anonHuge, len(b)>>10)
+	assert.Equal(t, min(anonHuge<<10, int64(len(b))), r.hugePageBytes(), "what the region reports of itself")
+	r.Close()
+	assert.Equal(t, int64(-1), r.hugePageBytes(), "a closed region")
+}
+
+// TestHugeMapped counts the huge pages of every kind in the mappings that
+// overlap a buffer, and only those, up to the buffer's size.
+func TestHugeMapped(t *testing.T) {
+	b := make([]byte, 8<<20)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	all := []vma{
+		{start: lo - 4096, end: lo, kB: map[string]int64{"AnonHugePages": 2048}}, // ends where b starts
+		{start: lo - 4096, end: lo + 4096, kB: map[string]int64{"FilePmdMapped": 2048, "Rss": 4096}},
+		{start: lo + 4096, end: hi - 4096, kB: map[string]int64{"ShmemPmdMapped": 2048, "AnonHugePages": 2048}},
+		{start: hi, end: hi + 4096, kB: map[string]int64{"FilePmdMapped": 2048}}, // starts where b ends
+	}
+	assert.Equal(t, int64(6<<20), hugeMapped(all, b))
+	assert.Equal(t, int64(4<<20), hugeMapped(all, b[:4<<20]), "at most the buffer's size")
+	assert.Zero(t, hugeMapped(all[:1], b))
+}
+
+func FuzzParseSmaps(f *testing.F) {
+	f.Add([]byte(smapsSample))
+	f.Add([]byte("10-20 r--p 0 0:0 0\nFilePmdMapped: 8796093022207 kB\n"))
+	b := make([]byte, 1<<20)
+	lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	f.Add([]byte(fmt.Sprintf("%x-%x r--s 0 0:0 0\nFilePmdMapped: 2048 kB\n", lo, lo+1<<21)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		all, err := parseSmaps(strings.NewReader(string(in)))
+		if err != nil {
+			return
+		}
+		for _, v := range all {
+			if v.end < v.start {
+				t.Fatalf("mapping %x-%x ends before it starts", v.start, v.end)
+			}
+		}
+		if n := hugeMapped(all, b); n < 0 || n > int64(len(b)) {
+			t.Fatalf("hugeMapped %d of %d bytes", n, len(b))
+		}
+	})
 }
 
 func TestRegionHugeTmpfs(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -380,6 +381,25 @@ func TestHugePagesLiveUpdates(t *testing.T) {
 	assert.Equal(t, want, db.Info().Placement, "the reloaded file too")
 	assert.False(t, ported(t, db, 2025550199).OK, "a pending delete stays on top of the reloaded file")
 	require.NoError(t, db.Verify())
+}
+
+// TestHugePageBytes: a mapped table reports how much of it huge pages map,
+// between none and all of it, and a closed one that it cannot tell.
+func TestHugePageBytes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux says which pages are huge")
+	}
+	path := testdb.Build(t, mini)
+	for _, opts := range [][]format.Option{nil, {format.WithHugePages()}} {
+		db, err := format.Open(path, opts...)
+		require.NoError(t, err)
+		n := db.HugePageBytes()
+		t.Logf("%s: %d of %d bytes on huge pages", db.Info().Placement, n, db.Info().Size)
+		assert.GreaterOrEqual(t, n, int64(0))
+		assert.LessOrEqual(t, n, db.Info().Size)
+		require.NoError(t, db.Close())
+		assert.Equal(t, int64(-1), db.HugePageBytes(), "closed")
+	}
 }
 
 // TestGetManyAfterDeletedPort: a number ported in the file, in a split
