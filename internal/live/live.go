@@ -81,7 +81,7 @@ func Start(cfg Config) (*Runner, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("live: Config.DB is required")
 	}
-	m, err := newMetrics(cfg.Registerer)
+	m, err := newMetrics(cfg.Registerer, cfg.DB)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ type metrics struct {
 	setAsideTotal        prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, db *format.DB) (*metrics, error) {
 	m := &metrics{
 		reloads: metric.CounterVec("lnpdb_table_reloads_total",
 			"Table reloads (file replaced, SIGHUP), by result: ok, or failed (the previous table kept serving).", "result"),
@@ -301,7 +301,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		setAsideTotal: metric.Counter("lnpdb_updates_set_aside_total",
 			"Pending updates set aside because a replacement table lacks their SPID."),
 	}
-	if err := metric.Register(reg, m.reloads, m.compactions, m.setAsideTotal); err != nil {
+	// Read at each scrape: how much of the table huge pages map, which
+	// the page cache can lose under memory pressure (format.DB.HugePageBytes).
+	huge := metric.GaugeFunc("lnpdb_table_huge_page_bytes",
+		"Bytes of the table mapped by 2 MiB pages; -1 where the system cannot tell. Lookups on small pages pay a page-table walk each.",
+		func() float64 { return float64(db.HugePageBytes()) })
+	if err := metric.Register(reg, m.reloads, m.compactions, m.setAsideTotal, huge); err != nil {
 		return nil, err
 	}
 	return m, nil

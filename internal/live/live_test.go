@@ -3,6 +3,7 @@ package live
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -77,4 +78,31 @@ func TestThresholdCompactionAndStop(t *testing.T) {
 	rec, err := db.Get(2025550198, format.FieldPorted)
 	require.NoError(t, err)
 	assert.Equal(t, "12025569000", rec.Ported.LRN)
+}
+
+// TestHugePageGauge: the registry's lnpdb_table_huge_page_bytes reads the
+// table's huge-page bytes at each scrape, -1 once it is closed.
+func TestHugePageGauge(t *testing.T) {
+	_, db := openMini(t)
+	reg := prometheus.NewRegistry()
+	r, err := Start(Config{DB: db, Registerer: reg})
+	require.NoError(t, err)
+	defer r.Stop()
+	gauge := func() float64 {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() == "lnpdb_table_huge_page_bytes" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no lnpdb_table_huge_page_bytes")
+		return 0
+	}
+	assert.Equal(t, float64(db.HugePageBytes()), gauge())
+	if runtime.GOOS == "linux" {
+		assert.GreaterOrEqual(t, gauge(), 0.0, "a mapped table on Linux")
+	}
+	require.NoError(t, db.Close())
+	assert.Equal(t, -1.0, gauge(), "closed")
 }
