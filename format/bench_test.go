@@ -150,6 +150,9 @@ func BenchmarkLookupStages(b *testing.B) {
 				hits = append(hits, tn)
 			}
 		}
+		if len(hits) == 0 {
+			b.Fatalf("%s: no ported number among the queries", sizeName(n))
+		}
 		hits = hits[:1<<(bits.Len(uint(len(hits)))-1)]
 		touched, found, ported, routed := db.Stages()
 		var rt format.Route
@@ -162,17 +165,17 @@ func BenchmarkLookupStages(b *testing.B) {
 			{"ported", ported},
 			{"route-unreferenced", routed},
 			{"GetRoute", func(tn uint64) uint64 {
-				if err := db.GetRoute(tn, true, &rt); err != nil || !rt.Ported.OK {
+				if err := db.GetRoute(tn, true, &rt); err != nil {
 					return 0
 				}
-				return uint64(rt.Ported.LRN[len(rt.Ported.LRN)-1]) + uint64(len(rt.Ported.Carrier.OCN))
+				return rt.Ported.ChainValue()
 			}},
 			{"Get", func(tn uint64) uint64 {
 				r, err := db.Get(tn, format.FieldPorted)
-				if err != nil || !r.Ported.OK {
+				if err != nil {
 					return 0
 				}
-				return uint64(r.Ported.LRN[len(r.Ported.LRN)-1]) + uint64(len(r.Ported.Carrier.OCN))
+				return r.Ported.ChainValue()
 			}},
 		} {
 			b.Run(sizeName(n)+"/"+c.name, func(b *testing.B) {

@@ -31,17 +31,27 @@ func (db *DB) Stages() (touched, found, ported, routed func(tn uint64) uint64) {
 		sec.aim(tn/10000000, tn%10000000, &q)
 		keep(touch(s.b, &q))
 		var p Ported
-		if sec.find(s.b, &q) != nil || s.portedOf(tn, &q, &p) != nil || !p.OK {
+		if sec.find(s.b, &q) != nil || s.portedOf(tn, &q, &p) != nil {
 			return 0
 		}
-		return uint64(p.LRN[len(p.LRN)-1]) + uint64(len(p.Carrier.OCN))
+		return p.ChainValue()
 	}
 	var r Route
 	routed = func(tn uint64) uint64 {
-		if s.getRoute(tn, true, &r) != nil || !r.Ported.OK {
+		if s.getRoute(tn, true, &r) != nil {
 			return 0
 		}
-		return uint64(r.Ported.LRN[len(r.Ported.LRN)-1]) + uint64(len(r.Ported.Carrier.OCN))
+		return r.Ported.ChainValue()
 	}
 	return touched, found, ported, routed
+}
+
+// ChainValue is what a dependent benchmark chains on for a ported record:
+// the last digit of its LRN plus the length of its SPID, bytes the lookup
+// read (0 for no record).
+func (p *Ported) ChainValue() uint64 {
+	if !p.OK {
+		return 0
+	}
+	return uint64(p.LRN[len(p.LRN)-1]) + uint64(len(p.Carrier.OCN))
 }
