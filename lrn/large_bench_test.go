@@ -277,8 +277,15 @@ func BenchmarkLargeGetMany(b *testing.B) {
 // BenchmarkLargeLookup's "-dependent" cases are. The probe mix draws no
 // number in an NPA without codes, so that kind has no case; a kind with
 // few numbers (pooled blocks are a small share of the assigned codes'
-// numbers) keeps its lines in the cache and times the CPU's part of the
-// lookup rather than its miss.
+// numbers, and at 100M the code-routed numbers' 131,072 buckets are 8 MB)
+// keeps some of its lines in the cache and times the CPU's part of the
+// lookup rather than its miss. A vacant number's answer carries no bytes
+// to chain on: the next index is known once the CPU has predicted the
+// not-found branch, which it does for every number of the vacant case, so
+// that case's lookups may overlap as a loop's do, as far as the CPU's
+// window lets them; in the mixed sequence of BenchmarkLargeLookup the
+// branch goes either way, and where it is mispredicted the next lookup
+// waits for the answer.
 func BenchmarkLargeLookupByKind(b *testing.B) {
 	db, numbers := largeTable(b)
 	// One Get per number: its kind, but for the vacant ones, which need
