@@ -8,6 +8,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/benchdata"
+	"github.com/lnpdb/lnpdb/internal/memfloor"
 )
 
 // benchSizes are the table sizes benchmarks run at: 1M ported numbers by
@@ -185,7 +186,7 @@ func BenchmarkLookupStages(b *testing.B) {
 				for k := 1; b.Loop(); k++ {
 					x := c.fn(hits[i])
 					sum += x
-					i = (i + 1 + int((x^uint64(k)*0x9e3779b97f4a7c15>>61)&7)) & mask
+					i = memfloor.Step(i, k, x) & mask
 				}
 				sinkRecord = sum == 1
 				t.Report(b, 1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/benchdata"
+	"github.com/lnpdb/lnpdb/internal/memfloor"
 	"github.com/lnpdb/lnpdb/internal/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -59,6 +60,6 @@ func benchDependent(b *testing.B, db *format.DB, numbers []string, opt lrn.Optio
 		if r.LRN != "" {
 			x += int(r.LRN[len(r.LRN)-1])
 		}
-		i = (i + 1 + (x^int(uint64(k)*0x9e3779b97f4a7c15>>61))&7) & mask
+		i = memfloor.Step(i, k, uint64(x)) & mask
 	}
 }

@@ -60,3 +60,20 @@ func (c *Chain) Len() int { return len(c.next) }
 // (the kernel may still have given it small ones where it had no huge page
 // free).
 func (c *Chain) HugePages() bool { return c.buf.huge }
+
+// Step is the index after i at step k (k = 1, 2, ...) of a dependent walk
+// over a lookup benchmark's queries, x being a value computed from the
+// answer to query i: i plus 1 plus 0 to 7, the low bits of x mixed with 3
+// pseudo-random bits of k; the caller reduces it modulo the number of
+// queries. The next query is not known before the answer is, as the
+// floor's next slot is not known before its read. Each index is the one
+// before plus a skip, so no lookup can start before every answer before it
+// is in (a walk from the step count alone, k + x&7, would let the CPU run
+// on past an answer that a predicted branch decides). Without k, each index
+// would be a function of the index before alone: walks from different
+// places meet and settle on a cycle of about a fifth of the queries, whose
+// lines a last-level cache can hold; with k the walk sweeps on, a different
+// fifth each time round.
+func Step(i, k int, x uint64) int {
+	return i + 1 + int((x^uint64(k)*0x9e3779b97f4a7c15>>61)&7)
+}

@@ -59,3 +59,22 @@ func BenchmarkIndependentReads(b *testing.B) {
 		})
 	}
 }
+
+// TestStep: a step moves on by 1 to 8, by every amount for some answers,
+// and the same answer at another step count can move it by another.
+func TestStep(t *testing.T) {
+	skips := map[int]bool{}
+	byK := map[int]bool{}
+	for x := range uint64(64) {
+		for k := 1; k <= 64; k++ {
+			s := Step(100, k, x) - 100
+			assert.True(t, s >= 1 && s <= 8, "skip %d", s)
+			skips[s] = true
+			if x == 0 {
+				byK[s] = true
+			}
+		}
+	}
+	assert.Len(t, skips, 8, "every skip 1-8")
+	assert.Greater(t, len(byK), 1, "the step count alone moves the walk")
+}

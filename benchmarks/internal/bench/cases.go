@@ -53,30 +53,10 @@ func loop(b *testing.B, n int, body func(i int) uint64) {
 	walk(b, n, body, func(i, _ int, _ uint64) int { return i + 1 })
 }
 
-// nextIndex is the dependent benchmarks' step k: the query after i,
-// skipping 0 to 7 more as the low bits of x, a value computed from the
-// previous answer's bytes, say, mixed with a pseudo-random 3 bits of k.
-// The compiler cannot fold it, and the CPU cannot start the next lookup
-// before the previous one has produced its answer: there is no next number
-// to look up yet, and none after it, since each index is the one before
-// plus a skip (a walk from the step count instead, k + x&7, would let the
-// CPU run on after an answer that a predicted branch decides, a vacant
-// number's, and overlap lookups).
-//
-// Without k, each index would be a function of the index before alone:
-// walks from different places soon meet, and the walk settles on a cycle
-// of a fifth of the queries. A fifth of a million queries' lines is near
-// the size of a last-level cache, so a part of each lookup hit the cache,
-// by an amount that varied with what else used it. With k the walk
-// sweeps on, a different fifth each time round.
-func nextIndex(i, k int, x uint64) int {
-	return i + 1 + int((x^uint64(k)*0x9e3779b97f4a7c15>>61)&7)
-}
-
 // dependent runs body in b.Loop over a chain of query indexes, each chosen
-// by nextIndex from the value body returned for the one before (the
+// by memfloor.Step from the value body returned for the one before (the
 // queries are shuffled, so skipping some keeps the mix).
-func dependent(b *testing.B, n int, body func(i int) uint64) { walk(b, n, body, nextIndex) }
+func dependent(b *testing.B, n int, body func(i int) uint64) { walk(b, n, body, memfloor.Step) }
 
 // walk runs body in b.Loop, one goroutine, from query 0 on, the index of
 // step k (k = 1, 2, ...) chosen by next from the index of step k-1, k and
@@ -181,7 +161,7 @@ func VariantSystem(variant string) string { return "lnpdb@" + variant }
 
 // lnpdbBodies are the single-lookup bodies of lnpdb's cases: db.Get,
 // lrn.Lookup plain and enhanced+messaging of query i, each returning a
-// value computed from the answer's bytes (for sink and for nextIndex).
+// value computed from the answer's bytes (for sink and for memfloor.Step).
 func lnpdbBodies(db *format.DB, q *Queries) (get, lookup, lookupFull func(int) uint64) {
 	tns, canon := q.TNs, q.Canonical
 	get = func(i int) uint64 {

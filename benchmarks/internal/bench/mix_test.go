@@ -103,7 +103,7 @@ func TestQueryMix(t *testing.T) {
 	assert.ErrorContains(t, err, `"everything"`)
 }
 
-// The dependent loop visits the chain nextIndex makes of the answers: each
+// The dependent loop visits the chain memfloor.Step makes of the answers: each
 // index is the one before, plus 1, plus the low bits of that query's answer
 // mixed with bits of the step count; different answers give a different
 // walk, lnpdb's answers vary enough to steer it, and the walk sweeps the
