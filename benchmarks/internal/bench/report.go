@@ -218,7 +218,7 @@ func (r *Results) WriteMarkdown(w io.Writer, png string) {
 		}
 	}
 	p("\n## Dependent latency\n\n")
-	p("One goroutine; each query's number is chosen by the previous answer (the next index in the sequence skips 0–7 queries by a value computed from the answer's bytes and the step count, so that the walk sweeps the queries rather than circling a few whose lines stay cached), so a lookup cannot start before the one before it has answered: the time is a lookup's latency, like the memory floor's dependent reads. ")
+	p("One goroutine; each query's number is chosen by the previous answer (the next index in the sequence skips 0–7 queries by a value computed from the answer's bytes and the step count, so that the walk sweeps the queries rather than circling a few whose lines stay cached), so a lookup cannot start before the one before it has answered: the time is a lookup's latency, like the memory floor's dependent reads (a vacant answer carries no bytes, so once the CPU has predicted its not-found branch the next lookup may start early). ")
 	p("× floor and × map: over the floor's and the map's dependent case in the same round, medians over rounds.\n\n")
 	p("| system | operation | ns | × floor | × map (dependent) | allocs | noise |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, sys := range r.systemOrder() {
