@@ -211,6 +211,58 @@ func BenchmarkLargeBatch(b *testing.B) {
 	benchBatch(b, db, numbers, true)
 }
 
+// BenchmarkLargeBatchByKind is BenchmarkLargeBatch's plain LookupMany on
+// the Large numbers as they come (mixed) and on the same numbers with each
+// batch sorted by kind (ported, pooled, code-routed, vacant): the same
+// lines read, but every branch on the kind going the same way as for the
+// number before. What the mixed batches take beyond the sorted ones is
+// what the CPU's mispredicted branches on the kind still cost.
+func BenchmarkLargeBatchByKind(b *testing.B) {
+	db, numbers := largeTable(b)
+	kind := make(map[string]int, len(numbers))
+	for _, n := range numbers {
+		tn, err := nanp.ParseDigits(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := db.Get(uint64(tn), format.FieldPorted)
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case r.Ported.OK:
+			kind[n] = 0
+		case r.Block.LRN != "":
+			kind[n] = 1
+		case r.Block.Assigned:
+			kind[n] = 2
+		default:
+			kind[n] = 3
+		}
+	}
+	sorted := slices.Clone(numbers)
+	for i := 0; i+batchLen <= len(sorted); i += batchLen {
+		slices.SortStableFunc(sorted[i:i+batchLen], func(x, y string) int { return kind[x] - kind[y] })
+	}
+	for _, c := range []struct {
+		name    string
+		numbers []string
+	}{{"mixed", numbers}, {"sorted-by-kind", sorted}} {
+		b.Run(c.name, func(b *testing.B) {
+			out := make([]lrn.Answer, 0, batchLen)
+			i := 0
+			for b.Loop() {
+				out = lrn.LookupMany(db, c.numbers[i:i+batchLen], lrn.Options{}, out[:0])
+				if i += batchLen; i+batchLen > len(c.numbers) {
+					i = 0
+				}
+			}
+			reportPerNumber(b, batchLen)
+			reportFloor(b, batchLen)
+		})
+	}
+}
+
 // reportFloor adds the time per number as a multiple of the memory floor
 // for a buffer as large as the Large benchmarks' table, measured in the same
 // run.

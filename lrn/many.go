@@ -30,6 +30,7 @@ const batchSize = 256
 type scratch struct {
 	tns    []uint64
 	idx    []int
+	order  [4][batchSize]int // byKind's lists
 	phones []string
 	recs   []format.Record
 	routes []format.Route // without messaging: the ported record and block row alone
@@ -102,7 +103,10 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 			}
 			continue
 		}
-		for j, i := range s.idx {
+		// Resolved kind by kind (byKind), so that resolve's branches on
+		// the kind go the same way from one number to the next.
+		for _, j := range s.byKind(recs, routes, opt.Messaging) {
+			i := s.idx[j]
 			a := &out[i]
 			a.Err = nil
 			ok := false
@@ -117,4 +121,47 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		}
 	}
 	return out
+}
+
+// byKind returns the indexes of the batch's answers (recs', with
+// messaging, else routes', as many as s.tns) ported numbers first, then
+// those of pooled blocks, then those of assigned codes, then the vacant
+// ones. It takes no branch on a number's kind: each index is written to
+// the end of every list, and only its own list's length grows.
+func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging bool) []int {
+	var n [4]int
+	for j := range s.tns {
+		var p *format.Ported
+		var b *format.Block
+		if messaging {
+			p, b = &recs[j].Ported, &recs[j].Block
+		} else {
+			p, b = &routes[j].Ported, &routes[j].Block
+		}
+		ported := b2i(p.OK)
+		pooled := (1 - ported) & b2i(b.LRN != "")
+		code := (1 - ported) & (1 - pooled) & b2i(b.Assigned)
+		for k := range s.order {
+			s.order[k][n[k]] = j
+		}
+		n[0] += ported
+		n[1] += pooled
+		n[2] += code
+		n[3] += (1 - ported) & (1 - pooled) & (1 - code)
+	}
+	// The lists are concatenated in the first one's array, which the
+	// others' entries follow.
+	k := n[0]
+	for l := 1; l < len(s.order); l++ {
+		k += copy(s.order[0][k:], s.order[l][:n[l]])
+	}
+	return s.order[0][:k]
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
