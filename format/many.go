@@ -15,7 +15,7 @@ const batchSize = 64
 // all from one snapshot. It hides memory latency by computing the bucket
 // of every number of a batch and touching them all before it searches
 // any, so that their cache misses are in flight together; on tables larger
-// than the CPU caches it answers 2 to 2.6 times as many numbers per
+// than the CPU caches it answers 2.7 to 2.9 times as many numbers per
 // second as a loop over Get (the "batch lookups" rows of
 // benchmarks/results/10M.md and 100M.md).
 // out must be at least as long as tns; GetMany allocates nothing unless f
