@@ -219,26 +219,11 @@ func BenchmarkLargeBatch(b *testing.B) {
 // what the CPU's mispredicted branches on the kind still cost.
 func BenchmarkLargeBatchByKind(b *testing.B) {
 	db, numbers := largeTable(b)
+	kinds, _ := kindsOf(b, db, numbers)
+	rank := map[string]int{"ported": 0, "pooled": 1, "code": 2, vacant: 3}
 	kind := make(map[string]int, len(numbers))
-	for _, n := range numbers {
-		tn, err := nanp.ParseDigits(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := db.Get(uint64(tn), format.FieldPorted)
-		if err != nil {
-			b.Fatal(err)
-		}
-		switch {
-		case r.Ported.OK:
-			kind[n] = 0
-		case r.Block.LRN != "":
-			kind[n] = 1
-		case r.Block.Assigned:
-			kind[n] = 2
-		default:
-			kind[n] = 3
-		}
+	for i, n := range numbers {
+		kind[n] = rank[kinds[i]]
 	}
 	sorted := slices.Clone(numbers)
 	for i := 0; i+batchLen <= len(sorted); i += batchLen {
@@ -261,6 +246,41 @@ func BenchmarkLargeBatchByKind(b *testing.B) {
 			reportFloor(b, batchLen)
 		})
 	}
+}
+
+// vacant is kindsOf's kind of a number that routes nowhere.
+const vacant = ""
+
+// kindsOf returns the kind of each of numbers' answers, "ported",
+// "pooled" (the LRN of its thousands-block), "code" (routed on itself) or
+// vacant, and the NPAs that have assigned codes.
+func kindsOf(b *testing.B, db *format.DB, numbers []string) ([]string, map[uint64]bool) {
+	npas := map[uint64]bool{}
+	kinds := make([]string, len(numbers))
+	for i, n := range numbers {
+		tn, err := nanp.ParseDigits(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := db.Get(uint64(tn), format.FieldPorted)
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case r.Ported.OK:
+			kinds[i] = "ported"
+		case r.Block.LRN != "":
+			kinds[i] = "pooled"
+		case r.Block.Assigned:
+			kinds[i] = "code"
+		default:
+			kinds[i] = vacant
+		}
+		if r.Block.Assigned {
+			npas[uint64(tn)/10_000_000] = true
+		}
+	}
+	return kinds, npas
 }
 
 // reportFloor adds the time per number as a multiple of the memory floor
@@ -340,34 +360,7 @@ func BenchmarkLargeGetMany(b *testing.B) {
 // waits for the answer.
 func BenchmarkLargeLookupByKind(b *testing.B) {
 	db, numbers := largeTable(b)
-	// One Get per number: its kind, but for the vacant ones, which need
-	// every number's NPA seen first.
-	const vacant = ""
-	npas := map[uint64]bool{}
-	kindOf := make([]string, len(numbers))
-	for i, n := range numbers {
-		tn, err := nanp.ParseDigits(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := db.Get(uint64(tn), format.FieldPorted)
-		if err != nil {
-			b.Fatal(err)
-		}
-		switch {
-		case r.Ported.OK:
-			kindOf[i] = "ported"
-		case r.Block.LRN != "":
-			kindOf[i] = "pooled"
-		case r.Block.Assigned:
-			kindOf[i] = "code"
-		default:
-			kindOf[i] = vacant
-		}
-		if r.Block.Assigned {
-			npas[uint64(tn)/10_000_000] = true
-		}
-	}
+	kindOf, npas := kindsOf(b, db, numbers)
 	kinds := map[string][]string{}
 	var order []string
 	for i, n := range numbers {
