@@ -23,6 +23,9 @@ type Answer struct {
 // enough that the scratch records stay in cache.
 const batchSize = 256
 
+// byKind indexes with a mask of batchSize-1: it must be a power of two.
+var _ = [1]int{}[batchSize&(batchSize-1)]
+
 // scratch is the per-call working memory of LookupMany, pooled so that a
 // steady stream of batches allocates nothing. The records it holds point
 // into a table's dictionaries; the pool drops them at the next garbage
@@ -30,7 +33,8 @@ const batchSize = 256
 type scratch struct {
 	tns    []uint64
 	idx    []int
-	order  [4][batchSize]int // byKind's lists
+	kinds  [batchSize]uint8 // byKind's working memory and result
+	order  [batchSize]int
 	phones []string
 	recs   []format.Record
 	routes []format.Route // without messaging: the ported record and block row alone
@@ -126,11 +130,12 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 // byKind returns the indexes of the batch's answers (recs', with
 // messaging, else routes', as many as s.tns) ported numbers first, then
 // those of pooled blocks, then those of assigned codes, then the vacant
-// ones. It takes no branch on a number's kind: each index is written to
-// the end of every list, and only its own list's length grows.
+// ones, each kind in batch order: a counting sort whose kinds are worked
+// out without a branch.
 func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging bool) []int {
 	var n [4]int
-	for j := range s.tns {
+	kinds := s.kinds[:len(s.tns)]
+	for j := range kinds {
 		var p *format.Ported
 		var b *format.Block
 		if messaging {
@@ -138,24 +143,21 @@ func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging 
 		} else {
 			p, b = &routes[j].Ported, &routes[j].Block
 		}
-		ported := b2i(p.OK)
-		pooled := (1 - ported) & b2i(b.LRN != "")
-		code := (1 - ported) & (1 - pooled) & b2i(b.Assigned)
-		for k := range s.order {
-			s.order[k][n[k]] = j
-		}
-		n[0] += ported
-		n[1] += pooled
-		n[2] += code
-		n[3] += (1 - ported) & (1 - pooled) & (1 - code)
+		// 0 ported, 1 pooled, 2 code, 3 vacant.
+		notPorted := 1 - b2i(p.OK)
+		notPooled := 1 - b2i(b.LRN != "")
+		notCode := 1 - b2i(b.Assigned)
+		k := notPorted * (1 + notPooled*(1+notCode))
+		kinds[j] = uint8(k)
+		n[k&3]++
 	}
-	// The lists are concatenated in the first one's array, which the
-	// others' entries follow.
-	k := n[0]
-	for l := 1; l < len(s.order); l++ {
-		k += copy(s.order[0][k:], s.order[l][:n[l]])
+	at := [4]int{0, n[0], n[0] + n[1], n[0] + n[1] + n[2]}
+	order := s.order[:len(kinds)]
+	for j, k := range kinds {
+		order[at[k&3]&(batchSize-1)] = j
+		at[k&3]++
 	}
-	return s.order[0][:k]
+	return order
 }
 
 // b2i is 1 for true and 0 for false, without a branch.
