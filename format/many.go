@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/lnpdb/lnpdb/internal/kindorder"
 )
 
 // batchSize is how many numbers GetMany moves through each stage together:
@@ -80,13 +82,12 @@ type batch struct {
 	// not have. With code, it is where decode finds the block row without
 	// walking BLOCKS again.
 	thou [batchSize]int64
-	// order is the batch's numbers by kind, after stage 3: those the
-	// ported section holds, then those with a code entry, then the rest,
-	// each kind in batch order. The stages after the search go through
-	// the numbers in this order, so that their branches on the kind go
-	// the same way from one number to the next and the CPU predicts them;
-	// in the order of a mixed batch it mispredicts about half of them.
+	// order is the batch's numbers by kind (package kindorder), after
+	// stage 3: those the ported section holds, then those with a code
+	// entry, then the rest, each kind in batch order. The stages after
+	// the search go through the numbers in this order.
 	order [batchSize]int
+	kinds [batchSize]uint8 // sortByKind's working memory
 	// sink collects loads issued only to start a cache miss early
 	// ("touches"), so that the compiler keeps them.
 	sink byte
@@ -211,31 +212,15 @@ func (b *batch) findAll(i int) error {
 }
 
 // sortByKind, stage 3, sets order: the numbers the ported section holds,
-// then those with a code entry (or a damaged one), then the rest. It
-// takes no branch on a number's kind: each number's index is written to
-// the end of all three lists, and only its own list's length grows.
+// then those with a code entry (or a damaged one), then the rest.
 func (b *batch) sortByKind() {
-	var lists [3][batchSize]int
-	var n [3]int
-	for j := range b.tns {
-		hit := b2i(b.q[numPorted][j].hit)
-		code := b2i(b.code[j] != 0)
-		lists[0][n[0]], lists[1][n[1]], lists[2][n[2]] = j, j, j
-		n[0] += hit
-		n[1] += (1 - hit) & code
-		n[2] += (1 - hit) & (1 - code)
+	kinds := b.kinds[:len(b.tns)]
+	for j := range kinds {
+		notHit := 1 - kindorder.Bit(b.q[numPorted][j].hit)
+		noCode := 1 - kindorder.Bit(b.code[j] != 0)
+		kinds[j] = notHit * (1 + noCode) // 0 hit, 1 code entry, 2 neither
 	}
-	k := copy(b.order[:], lists[0][:n[0]])
-	k += copy(b.order[k:], lists[1][:n[1]])
-	copy(b.order[k:], lists[2][:n[2]])
-}
-
-// b2i is 1 for true and 0 for false, without a branch.
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
+	kindorder.Sort(kinds, b.order[:])
 }
 
 // touchDictionaries, stage 3, touches the PAIRS and MSGTUPLE entries the

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/kindorder"
 	"github.com/lnpdb/lnpdb/internal/lookup"
 	"github.com/lnpdb/lnpdb/internal/nanp"
 )
@@ -23,9 +24,6 @@ type Answer struct {
 // enough that the scratch records stay in cache.
 const batchSize = 256
 
-// byKind indexes with a mask of batchSize-1: it must be a power of two.
-var _ = [1]int{}[batchSize&(batchSize-1)]
-
 // scratch is the per-call working memory of LookupMany, pooled so that a
 // steady stream of batches allocates nothing. The records it holds point
 // into a table's dictionaries; the pool drops them at the next garbage
@@ -33,8 +31,8 @@ var _ = [1]int{}[batchSize&(batchSize-1)]
 type scratch struct {
 	tns    []uint64
 	idx    []int
-	kinds  [batchSize]uint8 // byKind's working memory and result
-	order  [batchSize]int
+	kinds  [batchSize]uint8 // byKind's working memory
+	order  [batchSize]int   // byKind's result
 	phones []string
 	recs   []format.Record
 	routes []format.Route // without messaging: the ported record and block row alone
@@ -130,10 +128,8 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 // byKind returns the indexes of the batch's answers (recs', with
 // messaging, else routes', as many as s.tns) ported numbers first, then
 // those of pooled blocks, then those of assigned codes, then the vacant
-// ones, each kind in batch order: a counting sort whose kinds are worked
-// out without a branch.
+// ones, each kind in batch order (package kindorder).
 func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging bool) []int {
-	var n [4]int
 	kinds := s.kinds[:len(s.tns)]
 	for j := range kinds {
 		var p *format.Ported
@@ -143,27 +139,11 @@ func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging 
 		} else {
 			p, b = &routes[j].Ported, &routes[j].Block
 		}
-		// 0 ported, 1 pooled, 2 code, 3 vacant.
-		notPorted := 1 - b2i(p.OK)
-		notPooled := 1 - b2i(b.LRN != "")
-		notCode := 1 - b2i(b.Assigned)
-		k := notPorted * (1 + notPooled*(1+notCode))
-		kinds[j] = uint8(k)
-		n[k&3]++
+		notPorted := 1 - kindorder.Bit(p.OK)
+		notPooled := 1 - kindorder.Bit(b.LRN != "")
+		notCode := 1 - kindorder.Bit(b.Assigned)
+		kinds[j] = notPorted * (1 + notPooled*(1+notCode)) // 0 ported, 1 pooled, 2 code, 3 vacant
 	}
-	at := [4]int{0, n[0], n[0] + n[1], n[0] + n[1] + n[2]}
-	order := s.order[:len(kinds)]
-	for j, k := range kinds {
-		order[at[k&3]&(batchSize-1)] = j
-		at[k&3]++
-	}
-	return order
-}
-
-// b2i is 1 for true and 0 for false, without a branch.
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
+	kindorder.Sort(kinds, s.order[:])
+	return s.order[:len(kinds)]
 }
