@@ -7,8 +7,8 @@ import (
 
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/golden"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/golden"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
 // The golden numbers, by the rule of CONTRACT §3 they take in the sample.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
 func Example() {

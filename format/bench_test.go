@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/benchdata"
-	"github.com/lnpdb/lnpdb/internal/memfloor"
+	"github.com/lnpdb/lnpdb/internal/testutil/benchdata"
+	"github.com/lnpdb/lnpdb/internal/testutil/memfloor"
 )
 
 // benchSizes are the table sizes benchmarks run at: 1M ported numbers by

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // Dictionaries are small lists of strings and numbers that records refer to

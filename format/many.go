@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/lnpdb/lnpdb/internal/kindorder"
+	"github.com/lnpdb/lnpdb/internal/core/kindorder"
 )
 
 // batchSize is how many numbers GetMany moves through each stage together:

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/benchdata"
+	"github.com/lnpdb/lnpdb/internal/testutil/benchdata"
 )
 
 // overlayBenchPorted is the table the overlay benchmark reads: its ported

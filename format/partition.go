@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // entry is one per-number source row on its way into a section: the

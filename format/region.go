@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/lnpdb/lnpdb/internal/hugemem"
+	"github.com/lnpdb/lnpdb/internal/core/hugemem"
 )
 
 // How a region holds a table's bytes, as Placement reports it.

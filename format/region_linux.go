@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/lnpdb/lnpdb/internal/hugemem"
+	"github.com/lnpdb/lnpdb/internal/core/hugemem"
 )
 
 // tmpfsMagic is TMPFS_MAGIC, the f_type statfs reports for tmpfs and shmem.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // JournalPath is where the journal of the table at path lives.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // fileWriter appends sections to the output file and remembers where each

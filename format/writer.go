@@ -10,7 +10,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/vfs"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // Writer assembles a table and writes it. A source reader (package

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/benchdata"
-	"github.com/lnpdb/lnpdb/internal/memfloor"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/benchdata"
+	"github.com/lnpdb/lnpdb/internal/testutil/memfloor"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 

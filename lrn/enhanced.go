@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/lookup"
 )
 
 // Enhanced is the carrier and location data of an LRN lookup

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 

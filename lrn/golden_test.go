@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/golden"
+	"github.com/lnpdb/lnpdb/internal/testutil/golden"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/format/build"
-	"github.com/lnpdb/lnpdb/internal/benchdata"
-	"github.com/lnpdb/lnpdb/internal/gen"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
+	"github.com/lnpdb/lnpdb/internal/testutil/benchdata"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -41,7 +41,7 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 	large.once.Do(func() {
 		// The table is generated and built once per size into the system's
 		// temporary directory and reused by later runs (LNPDB_BENCH_DIR
-		// overrides the place, as for internal/benchdata).
+		// overrides the place, as for internal/testutil/benchdata).
 		base := os.Getenv("LNPDB_BENCH_DIR")
 		if base == "" {
 			base = filepath.Join(os.TempDir(), "lnpdb-bench")

@@ -3,8 +3,8 @@ package lrn
 import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/lookup"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 

@@ -5,9 +5,9 @@ import (
 	"sync"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/kindorder"
-	"github.com/lnpdb/lnpdb/internal/lookup"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/kindorder"
+	"github.com/lnpdb/lnpdb/internal/core/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // Answer is one number's answer in a batch: its Result, or the error

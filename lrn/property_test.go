@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/cnam"
-	"github.com/lnpdb/lnpdb/internal/gen"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"

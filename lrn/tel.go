@@ -1,7 +1,7 @@
 package lrn
 
 import (
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // TelURI is a tel URI with the number portability parameters of RFC 4694,

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/golden"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/golden"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/messaging"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/lookup"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/feed"
-	"github.com/lnpdb/lnpdb/internal/progress"
-	"github.com/lnpdb/lnpdb/internal/updatelog"
+	"github.com/lnpdb/lnpdb/internal/ingest/feed"
+	"github.com/lnpdb/lnpdb/internal/ingest/progress"
+	"github.com/lnpdb/lnpdb/internal/node/updatelog"
 )
 
 // applyBatch bounds how many updates share one fsync: large enough to make

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
+	"github.com/lnpdb/lnpdb/internal/access/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/billing"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
+	"github.com/lnpdb/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
 )
 
 // billed joins the accounts store and its engine to the HTTP API: it is

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/dipstat"
-	"github.com/lnpdb/lnpdb/internal/enum"
-	"github.com/lnpdb/lnpdb/internal/pdb"
-	"github.com/lnpdb/lnpdb/internal/sipredirect"
+	"github.com/lnpdb/lnpdb/internal/frontend/dipstat"
+	"github.com/lnpdb/lnpdb/internal/frontend/enum"
+	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/internal/frontend/sipredirect"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -71,18 +71,18 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 	}
 	tables := dbTables{db}
 	if f.pdb != "" {
-		var carriers *pdb.Carriers
+		var carriers *kamailiopdb.Carriers
 		if f.pdbCarriersPath != "" {
-			if carriers, err = pdb.LoadCarriers(f.pdbCarriersPath); err != nil {
+			if carriers, err = kamailiopdb.LoadCarriers(f.pdbCarriersPath); err != nil {
 				return nil, err
 			}
 		}
-		s, err := pdb.New(pdb.Config{Tables: tables, Carriers: carriers, Metrics: vec.For("pdb"), Logger: log})
+		s, err := kamailiopdb.New(kamailiopdb.Config{Tables: tables, Carriers: carriers, Metrics: vec.For("pdb"), Logger: log})
 		if err != nil {
 			return nil, err
 		}
 		d.shutdown = append(d.shutdown, s.Shutdown)
-		addrs, err := d.listen("--pdb", f.pdb, pdb.DefaultPort, false, s.Serve, nil)
+		addrs, err := d.listen("--pdb", f.pdb, kamailiopdb.DefaultPort, false, s.Serve, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +152,7 @@ func (d *dips) listen(flagName, list string, port int, withTCP bool, udp func(ne
 func (d *dips) serve(flagName string, serve func() error) {
 	go func() {
 		err := serve()
-		if err != nil && !errors.Is(err, pdb.ErrServerClosed) && !errors.Is(err, enum.ErrServerClosed) && !errors.Is(err, sipredirect.ErrServerClosed) {
+		if err != nil && !errors.Is(err, kamailiopdb.ErrServerClosed) && !errors.Is(err, enum.ErrServerClosed) && !errors.Is(err, sipredirect.ErrServerClosed) {
 			d.errc <- fmt.Errorf("%s: %w", flagName, err)
 		}
 	}()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/pdb"
+	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,9 +27,9 @@ func TestServeDips(t *testing.T) {
 	c, err := net.Dial("udp", pdbAddr)
 	require.NoError(t, err)
 	defer c.Close()
-	q, err := pdb.AppendRequest(nil, 7, "12025550123")
+	q, err := kamailiopdb.AppendRequest(nil, 7, "12025550123")
 	require.NoError(t, err)
-	var rep pdb.Reply
+	var rep kamailiopdb.Reply
 	buf := make([]byte, 512)
 	for try := 0; try < 5; try++ {
 		_, err = c.Write(q)
@@ -37,13 +37,13 @@ func TestServeDips(t *testing.T) {
 		require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
 		n, rerr := c.Read(buf)
 		if rerr == nil {
-			rep, err = pdb.ParseReply(buf[:n])
+			rep, err = kamailiopdb.ParseReply(buf[:n])
 			require.NoError(t, err)
 			break
 		}
 	}
-	assert.Equal(t, uint8(pdb.CodeOK), rep.Code)
-	assert.Equal(t, int16(pdb.OtherCarrier), rep.Carrier, "no carrier file")
+	assert.Equal(t, uint8(kamailiopdb.CodeOK), rep.Code)
+	assert.Equal(t, int16(kamailiopdb.OtherCarrier), rep.Carrier, "no carrier file")
 
 	// ENUM over TCP.
 	m := new(dns.Msg)

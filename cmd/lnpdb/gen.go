@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/gen"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
 )
 
 func runGen(ctx context.Context, e *env, args []string) error {

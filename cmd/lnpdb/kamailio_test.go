@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/pdb"
-	"github.com/lnpdb/lnpdb/internal/testdb"
-	"github.com/lnpdb/lnpdb/internal/testio"
+	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,7 +117,7 @@ func TestKamailio(t *testing.T) {
 	dir := t.TempDir()
 	db, table := testdb.OpenFile(t, lnpdb.Sample())
 	carriersPath := filepath.Join(root, "carriers.txt")
-	carriers, err := pdb.LoadCarriers(carriersPath)
+	carriers, err := kamailiopdb.LoadCarriers(carriersPath)
 	require.NoError(t, err)
 	nums := diptest.Find(t, db)
 

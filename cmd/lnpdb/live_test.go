@@ -23,9 +23,9 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/auth"
-	"github.com/lnpdb/lnpdb/internal/feed"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/internal/ingest/feed"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 

@@ -11,14 +11,14 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
 )
 
 // errorBody is the CONTRACT §6 error body, with the texts the REST API
-// answers (internal/httpapi).
+// answers (internal/frontend/httpapi).
 type errorBody struct {
 	Error   string `json:"error"`
 	Code    string `json:"code"`

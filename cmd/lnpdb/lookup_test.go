@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/golden"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/golden"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
 func TestLookupPrintsTheGoldenBodies(t *testing.T) {

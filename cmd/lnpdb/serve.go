@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/auth"
-	"github.com/lnpdb/lnpdb/internal/ratelimit"
+	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/internal/access/ratelimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
-	"github.com/lnpdb/lnpdb/internal/live"
+	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/internal/node/live"
 )
 
 // Server limits. Lookups answer in microseconds; the timeouts only bound

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/billing"
-	"github.com/lnpdb/lnpdb/internal/diptest"
-	"github.com/lnpdb/lnpdb/internal/httpapi"
-	"github.com/lnpdb/lnpdb/internal/testdb"
+	"github.com/lnpdb/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
 // TestServeDemoBills: the zero-argument demo bills a demo account: the

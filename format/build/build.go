@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/nanp"
-	"github.com/lnpdb/lnpdb/internal/progress"
-	"github.com/lnpdb/lnpdb/internal/source"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/ingest/progress"
+	"github.com/lnpdb/lnpdb/internal/ingest/source"
 )
 
 // Options configure Build.
@@ -445,7 +445,7 @@ func (b *builder) readCNAM() error {
 	})
 }
 
-// readTrust reads trust.csv; internal/source has checked each row's spam
+// readTrust reads trust.csv; internal/ingest/source has checked each row's spam
 // type (one of format.SpamTypes) and dates.
 func (b *builder) readTrust() error {
 	const file = "trust.csv"

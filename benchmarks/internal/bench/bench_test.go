@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format/build"
-	"github.com/lnpdb/lnpdb/internal/gen"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
 )
 
 // The harness end to end on a small table: every system loads, agrees with

@@ -12,7 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/memfloor"
+	"github.com/lnpdb/lnpdb/internal/testutil/memfloor"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 

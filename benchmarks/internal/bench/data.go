@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/gen"
-	"github.com/lnpdb/lnpdb/internal/nanp"
-	"github.com/lnpdb/lnpdb/internal/source"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
+	"github.com/lnpdb/lnpdb/internal/ingest/source"
 )
 
 // Rec is one ported number as every peer stores it: what ported.csv says of

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format/build"
-	"github.com/lnpdb/lnpdb/internal/gen"
-	"github.com/lnpdb/lnpdb/internal/nanp"
-	"github.com/lnpdb/lnpdb/internal/source"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/ingest/gen"
+	"github.com/lnpdb/lnpdb/internal/ingest/source"
 )
 
 // smallTable generates a source directory and builds its table.

@@ -1,0 +1,249 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+)
+
+// fuzzReader fuzzes a reader: it never panics; every row it accepts passes
+// check, which returns the row's line; lines increase; every row error names
+// f.csv and a line; and reading without SkipBadRows gives the same rows up to
+// the first row error, which is the first one skipped.
+func fuzzReader[T any](f *testing.F, read readFunc[T], seeds []string, check func(*testing.T, *T) int) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rows []T
+		var skipped []*RowError
+		last := 0
+		err := read(bytes.NewReader(data), "f.csv", Options{SkipBadRows: true, OnSkip: func(e *RowError) {
+			require.Equal(t, "f.csv", e.File)
+			require.Positive(t, e.Line)
+			require.NotEmpty(t, e.Reason)
+			skipped = append(skipped, e)
+		}}, func(v *T) error {
+			line := check(t, v)
+			require.Greater(t, line, last, "lines increase")
+			last = line
+			rows = append(rows, *v)
+			return nil
+		})
+		var re *RowError
+		require.False(t, errors.As(err, &re), "a row error with SkipBadRows: %v", err)
+
+		strict, strictErr := readAll(read, string(data), Options{})
+		if err != nil {
+			require.Equal(t, err.Error(), strictErr.Error(), "fatal errors do not depend on SkipBadRows")
+			return
+		}
+		if len(skipped) == 0 {
+			require.NoError(t, strictErr)
+			require.Equal(t, rows, strict)
+			return
+		}
+		require.Equal(t, skipped[0], strictErr)
+		require.LessOrEqual(t, len(strict), len(rows))
+		for i := range strict {
+			require.Equal(t, rows[i], strict[i])
+		}
+	})
+}
+
+func checkNumber(t *testing.T, n nanp.Number, optional bool) {
+	if optional && n == 0 {
+		return
+	}
+	require.True(t, n.Valid(), "number %d", n)
+}
+
+func checkCode(t *testing.T, s string) {
+	require.Len(t, s, 4)
+	for _, c := range []byte(s) {
+		require.True(t, '0' <= c && c <= '9' || 'A' <= c && c <= 'Z', "code %q", s)
+	}
+}
+
+func checkTime(t *testing.T, v int64) {
+	require.True(t, v >= 0 && v < maxTime, "time %d", v)
+}
+
+func checkUpper(t *testing.T, s string, n int) {
+	require.Len(t, s, n)
+	for _, c := range []byte(s) {
+		require.True(t, 'A' <= c && c <= 'Z', "letters %q", s)
+	}
+}
+
+func checkText(t *testing.T, s string, required bool) {
+	require.True(t, !required || s != "", "empty")
+	require.Equal(t, strings.TrimSpace(s), s, "trimmed")
+	require.True(t, utf8.ValidString(s), "UTF-8 %q", s)
+	for _, c := range []byte(s) {
+		require.True(t, c >= 0x20 && c != 0x7f, "control character in %q", s)
+	}
+}
+
+func checkDigits(t *testing.T, s string, min, max int) {
+	require.True(t, len(s) >= min && len(s) <= max, "digits %q", s)
+	for _, c := range []byte(s) {
+		require.True(t, '0' <= c && c <= '9', "digits %q", s)
+	}
+}
+
+func seeds(header string, rows ...string) []string {
+	out := []string{"", header, header + "\n" + strings.Join(rows, "\n") + "\n",
+		"\ufeff" + strings.ReplaceAll(header+"\n"+strings.Join(rows, "\n"), "\n", "\r\n")}
+	for _, r := range rows {
+		out = append(out, header+"\n"+r+"\n")
+	}
+	return out
+}
+
+func FuzzReadCarriers(f *testing.F) {
+	fuzzReader(f, ReadCarriers, seeds("ocn,name,carrier_type,messaging_provider,messaging_enabled",
+		`AB1C,"Acme, Inc.",WIRELESS,Syniverse,Y`, "ab1c,Acme,CLEC,,", "ABC,x,y,z,maybe", `1234,"a""b",ILEC,P,false`),
+		func(t *testing.T, v *Carrier) int {
+			checkCode(t, v.OCN)
+			checkText(t, v.Name, true)
+			checkText(t, v.Type, true)
+			checkText(t, v.MessagingProvider, false)
+			return v.Line
+		})
+}
+
+func FuzzReadRateCenters(f *testing.F) {
+	fuzzReader(f, ReadRateCenters, seeds("state,rate_center,lata,city,county,zip_code,timezone",
+		"DC,WASHINGTON,236,Washington,District of Columbia,20001,America/New_York",
+		"il,CHICAGO,358,,,60601,America/Chicago", "XX,A,1,,,00000,Local", "TX,A,1,,,12345,UTC"),
+		func(t *testing.T, v *RateCenter) int {
+			checkUpper(t, v.State, 2)
+			checkText(t, v.Name, true)
+			checkDigits(t, v.LATA, 1, 5)
+			checkText(t, v.City, false)
+			checkText(t, v.County, false)
+			checkDigits(t, v.ZIP, 5, 5)
+			require.NotEmpty(t, v.TimeZone)
+			require.NotEqual(t, "Local", v.TimeZone)
+			return v.Line
+		})
+}
+
+func FuzzReadBlocks(f *testing.F) {
+	fuzzReader(f, ReadBlocks, seeds("npa,nxx,x,ocn,state,rate_center,lrn,activated_at",
+		"202,555,,AB1C,DC,WASHINGTON,,", "202,555,3,ab1c,dc,WASHINGTON,12025550000,2024-01-02T03:04:05Z",
+		"202,555,A,AB1C,DC,WASHINGTON,2025550000,20240102030405", "102,055,B,AB,D,,20255,x",
+		"911,555,,AB1C,DC,W,,", "290,555,,AB1C,DC,W,,", "999,555,,AB1C,DC,W,,", "202,911,,AB1C,DC,W,,",
+		"202,555,,AB1C,DC,W,19115550000,"),
+		func(t *testing.T, v *Block) int {
+			// A lookup's rules: no row names a code a lookup refuses.
+			require.True(t, nanp.ValidNPA(v.NPA), "npa %d", v.NPA)
+			require.True(t, nanp.ValidNXX(v.NXX), "nxx %d", v.NXX)
+			require.True(t, v.X >= -1 && v.X <= 9, "x %d", v.X)
+			checkCode(t, v.OCN)
+			checkUpper(t, v.State, 2)
+			checkText(t, v.RateCenter, true)
+			checkNumber(t, v.LRN, true)
+			checkTime(t, v.ActivatedAt)
+			return v.Line
+		})
+}
+
+func checkPorted(t *testing.T, v *Ported) int {
+	checkNumber(t, v.TN, false)
+	checkNumber(t, v.LRN, false)
+	checkCode(t, v.SPID)
+	checkTime(t, v.ActivatedAt)
+	return v.Line
+}
+
+func FuzzReadPorted(f *testing.F) {
+	fuzzReader(f, ReadPorted, seeds("tn,lrn,spid,activated_at",
+		"2025550123,12025550000,AB1C,20240102030405", "12025550124,2025550000,ab1c,",
+		"2025550125,2025550000,6529,2024-01-02T03:04:05-05:00", "1115550123,20255,AB,2024-13-01T00:00:00Z",
+		"19115550123,2025550000,AB1C,", "2025550123,12905550000,AB1C,", "12029110123,2025550000,AB1C,"),
+		checkPorted)
+}
+
+func FuzzReadPortedNPAC(f *testing.F) {
+	fuzzReader(f, ReadPortedNPAC, []string{
+		"", "\n\r\n\r",
+		"1|2025550123|12025550000|AB1C|20240102030405\n2|2025550124|2025550000|ab1c||x|y\n",
+		"1|2025550123|12025550000|AB1C|20240102030405\r2|1115550123|2025550000|AB|19691231235959\r",
+		"\ufeff1|2025550123|2025550000|6529|2024-01-02T03:04:05Z\r\n|||\r\n",
+		"1|19115550123|2025550000|AB1C|\n2|2025550123|9995550000|AB1C|\n3|2029110123|2025550000|AB1C|\n",
+	}, checkPorted)
+}
+
+func FuzzReadMessaging(f *testing.F) {
+	fuzzReader(f, ReadMessaging, seeds("tn,provider,enabled,country,country_code,reference_id",
+		"12025550123,Syniverse,true,US,1,ref-1", "2025550124,,0,us,1,", `2025550125,"P, Inc.",Y,CA,1,"a,b"`,
+		"2025550126,P,maybe,USA,1234,x"),
+		func(t *testing.T, v *Messaging) int {
+			checkNumber(t, v.TN, false)
+			checkText(t, v.Provider, false)
+			checkUpper(t, v.Country, 2)
+			checkDigits(t, v.CountryCode, 1, 3)
+			checkText(t, v.ReferenceID, false)
+			return v.Line
+		})
+}
+
+func FuzzReadCNAM(f *testing.F) {
+	fuzzReader(f, ReadCNAM, seeds("tn,name",
+		"2025550123,ACME INC", `12025550124," ABCDEFGHIJKLMNO "`, "2025550125,ABCDEFGHIJKLMNOP", "2025550126,CAFÉ"),
+		func(t *testing.T, v *CNAM) int {
+			checkNumber(t, v.TN, false)
+			require.True(t, len(v.Name) >= 1 && len(v.Name) <= MaxCNAMLen, "name %q", v.Name)
+			require.Equal(t, strings.TrimSpace(v.Name), v.Name)
+			for _, c := range []byte(v.Name) {
+				require.True(t, c >= 0x20 && c <= 0x7e, "name %q", v.Name)
+			}
+			return v.Line
+		})
+}
+
+func FuzzReadTrust(f *testing.F) {
+	fuzzReader(f, ReadTrust, seeds("tn,spam_type,complaint_count,first_reported,last_reported",
+		"2025550123,ROBOCALL,42,2024-01-01T00:00:00Z,20240201000000", "2025550124,,0,,",
+		"2025550125,spam,4294967295,20240201000000,2024-01-01T00:00:00Z", "2025550126,JUNK,-1,x,y"),
+		func(t *testing.T, v *Trust) int {
+			checkNumber(t, v.TN, false)
+			require.Contains(t, []string{format.SpamNone, format.SpamSpam, format.SpamScam, format.SpamRobocall, format.SpamTelemarketer}, v.SpamType)
+			checkTime(t, v.FirstReported)
+			checkTime(t, v.LastReported)
+			if v.FirstReported != 0 && v.LastReported != 0 {
+				require.LessOrEqual(t, v.FirstReported, v.LastReported)
+			}
+			return v.Line
+		})
+}
+
+func FuzzReadUpdates(f *testing.F) {
+	fuzzReader(f, ReadUpdates, seeds("action,tn,lrn,spid,activated_at",
+		"A,2025550123,2025550000,AB1C,20240102030405", "u,12025550123,12025550000,ab1c,", "D,2025550123,,,",
+		"X,2025550123,,,", "A,2025550123,,AB1C,"),
+		func(t *testing.T, v *Update) int {
+			require.Contains(t, []byte{ActionAdd, ActionUpdate, ActionDelete}, v.Action)
+			checkNumber(t, v.TN, false)
+			if v.Action == ActionDelete {
+				checkNumber(t, v.LRN, true)
+				if v.SPID != "" {
+					checkCode(t, v.SPID)
+				}
+			} else {
+				checkNumber(t, v.LRN, false)
+				checkCode(t, v.SPID)
+			}
+			checkTime(t, v.ActivatedAt)
+			return v.Line
+		})
+}
