@@ -5,17 +5,17 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 )
 
-// The operator's commands on the accounts store (see internal/access/billing).
+// The operator's commands on the accounts store (see cmd/lnpdb/internal/access/billing).
 // Each takes --accounts DSN; a store that does not open changes nothing.
 
 // storeFlags are the flags every accounts command takes.

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb/internal/access/auth"
-	"github.com/lnpdb/lnpdb/internal/access/billing"
-	"github.com/lnpdb/lnpdb/internal/testutil/testpg"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 )
 
 // TestMain lets the multi-process tests run this binary as lnpdb itself:

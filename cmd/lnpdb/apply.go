@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/ingest/feed"
 	"github.com/lnpdb/lnpdb/internal/ingest/progress"
-	"github.com/lnpdb/lnpdb/internal/node/updatelog"
 )
 
 // applyBatch bounds how many updates share one fsync: large enough to make

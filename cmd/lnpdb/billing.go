@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/access/billing"
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 )
 
 // billed joins the accounts store and its engine to the HTTP API: it is

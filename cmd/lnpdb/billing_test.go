@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb/internal/access/billing"
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 )
 
 // TestBilledAllocs: with billing on, authenticating a key and charging a

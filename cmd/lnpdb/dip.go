@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/enum"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sipredirect"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/frontend/dipstat"
-	"github.com/lnpdb/lnpdb/internal/frontend/enum"
-	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
-	"github.com/lnpdb/lnpdb/internal/frontend/sipredirect"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

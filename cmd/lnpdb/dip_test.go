@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

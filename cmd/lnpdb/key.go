@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
 	"io/fs"
 	"os"

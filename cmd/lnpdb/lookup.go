@@ -18,7 +18,7 @@ import (
 )
 
 // errorBody is the CONTRACT §6 error body, with the texts the REST API
-// answers (internal/frontend/httpapi).
+// answers (cmd/lnpdb/internal/frontend/httpapi).
 type errorBody struct {
 	Error   string `json:"error"`
 	Code    string `json:"code"`

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/node/distribute"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
 )
 
 func runPull(ctx context.Context, e *env, args []string) error {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb/internal/node/distribute"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
 )
 
 // adminKeyFile writes f's admin key to a file, as --key-file wants it.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
-	"github.com/lnpdb/lnpdb/internal/access/ratelimit"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/ratelimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
-	"github.com/lnpdb/lnpdb/internal/node/live"
 )
 
 // Server limits. Lookups answer in microseconds; the timeouts only bound

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/access/billing"
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
-	"github.com/lnpdb/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 

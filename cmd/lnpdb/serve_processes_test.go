@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/testio"
-	"github.com/lnpdb/lnpdb/internal/testutil/testpg"
 )
 
 // asLnpdbEnv makes this test binary run as lnpdb (see TestMain).

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testredis"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/testredis"
 )
 
 // fanOut sends total LRN lookups with key, spread round-robin over the

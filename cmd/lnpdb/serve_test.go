@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/testio"
 )
 
 // serving runs lnpdb with args in the background until the test ends or

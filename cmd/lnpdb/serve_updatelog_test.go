@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
-	"github.com/lnpdb/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
-	"github.com/lnpdb/lnpdb/internal/testutil/testpg"
 )
 
 // logNumbers is how many numbers of the sample's code 201-481 the update

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 )
 
 // newServeLog returns serve's logger, writing through out in format (text

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb/internal/frontend/httpapi"
-	"github.com/lnpdb/lnpdb/internal/testutil/testio"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
 )
 
 // blockedOnce is a log output that takes no write until released.

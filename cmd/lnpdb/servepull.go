@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/lnpdb/lnpdb/internal/node/distribute"
-	"github.com/lnpdb/lnpdb/internal/node/live"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

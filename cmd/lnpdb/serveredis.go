@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lnpdb/lnpdb/internal/access/redislimit"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/redislimit"
 )
 
 // redisFlags are serve's flags for a rate limit shared in Redis.

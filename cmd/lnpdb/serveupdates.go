@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lnpdb/lnpdb/internal/node/updatelog"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
 )
 
 // updateLogFlags are serve's flags for following a shared update log.

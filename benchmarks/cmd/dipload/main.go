@@ -31,7 +31,6 @@ import (
 
 	"github.com/lnpdb/lnpdb/benchmarks/internal/bench"
 	"github.com/lnpdb/lnpdb/format"
-	"github.com/lnpdb/lnpdb/internal/frontend/kamailiopdb"
 	"github.com/lnpdb/lnpdb/lrn"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
@@ -160,7 +159,7 @@ func pdbLoad(args []string) error {
 				// system call carries many queries.
 				for ; inflight <= *window/2 && inflight+k < *window && k < len(out); k++ {
 					id := uint16(next)
-					out[k].Buffers[0], _ = kamailiopdb.AppendRequest(out[k].Buffers[0][:0], id, q.Canonical[next&(len(q.Canonical)-1)])
+					out[k].Buffers[0], _ = appendPDBRequest(out[k].Buffers[0][:0], id, q.Canonical[next&(len(q.Canonical)-1)])
 					next++
 					sent[id] = time.Now()
 				}
@@ -198,7 +197,7 @@ func pdbLoad(args []string) error {
 				}
 				now := time.Now()
 				for i := range n {
-					rep, err := kamailiopdb.ParseReply(in[i].Buffers[0][:in[i].N])
+					rep, err := parsePDBReply(in[i].Buffers[0][:in[i].N])
 					if err != nil {
 						bad.Add(1)
 						continue

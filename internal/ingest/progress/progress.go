@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/term"
 )
 
 // Bar reports progress towards a total (bytes or rows). A nil *Bar is valid
@@ -33,7 +31,7 @@ const redrawEvery = 100 * time.Millisecond
 // 0 when unknown.
 func New(w io.Writer, label string, total int64) *Bar {
 	f, ok := w.(*os.File)
-	if !ok || f == nil || !term.IsTerminal(int(f.Fd())) {
+	if !ok || f == nil || !isTerminal(f) {
 		return nil
 	}
 	return &Bar{w: w, label: label, total: total, start: time.Now()}
@@ -98,4 +96,12 @@ func human(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a
+// file, pipe or socket. /dev/null is one too, but nothing is read from it.
+// It keeps the library module free of golang.org/x/term.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

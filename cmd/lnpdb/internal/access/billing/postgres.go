@@ -1,0 +1,453 @@
+package billing
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/pgschema"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// PostgresStore is the shared Store: PostgreSQL, for several processes
+// billing one set of wallets. Every method is one transaction; a sync locks
+// the rows of the accounts it touches (in account order, so that
+// concurrent syncs cannot deadlock).
+type PostgresStore struct {
+	pool *pgxpool.Pool
+}
+
+// OpenPostgres connects to dsn and applies the embedded migrations the
+// database lacks (recorded in schema_migrations).
+func OpenPostgres(ctx context.Context, dsn string) (*PostgresStore, error) {
+	pool, err := pgschema.Open(ctx, dsn, "accounts store", migrations, "migrations", "schema_migrations")
+	if err != nil {
+		return nil, err
+	}
+	return &PostgresStore{pool: pool}, nil
+}
+
+// Close implements [Store].
+func (s *PostgresStore) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+const accountCols = `a.id, a.name, a.status, a.created, a.balance, a.credited,
+	COALESCE((SELECT sum(credit) FROM leases l WHERE l.account_id = a.id), 0)`
+
+func scanAccount(row pgx.Row) (Account, error) {
+	var a Account
+	var st string
+	err := row.Scan(&a.ID, &a.Name, &st, &a.Created, &a.Balance, &a.Credited, &a.Leased)
+	a.Status, a.Created = Status(st), a.Created.UTC()
+	return a, err
+}
+
+func pgNotFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return err
+}
+
+// CreateAccount implements [Store].
+func (s *PostgresStore) CreateAccount(ctx context.Context, name string, now time.Time) (Account, error) {
+	if err := checkName(name); err != nil {
+		return Account{}, err
+	}
+	a := Account{ID: newID("acct_"), Name: name, Status: StatusActive, Created: now.UTC().Truncate(time.Microsecond)}
+	_, err := s.pool.Exec(ctx, `INSERT INTO accounts (id, name, status, created) VALUES ($1, $2, $3, $4)`, a.ID, a.Name, string(a.Status), a.Created)
+	return a, err
+}
+
+// Account implements [Store].
+func (s *PostgresStore) Account(ctx context.Context, id string) (Account, error) {
+	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = $1`, id))
+	return a, pgNotFound(err, fmt.Sprintf("account %q", id))
+}
+
+// Accounts implements [Store].
+func (s *PostgresStore) Accounts(ctx context.Context) ([]Account, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+accountCols+` FROM accounts a ORDER BY a.created, a.id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
+}
+
+// SetStatus implements [Store].
+func (s *PostgresStore) SetStatus(ctx context.Context, id string, st Status) (Account, error) {
+	if st != StatusActive && st != StatusSuspended {
+		return Account{}, fmt.Errorf("%w: status %q", ErrInvalid, st)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET status = $2 WHERE id = $1`, id, string(st))
+	if err != nil {
+		return Account{}, err
+	}
+	if tag.RowsAffected() == 0 {
+		return Account{}, fmt.Errorf("account %q: %w", id, ErrNotFound)
+	}
+	return s.Account(ctx, id)
+}
+
+func (s *PostgresStore) exists(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, id string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`, id).Scan(&one)
+	return pgNotFound(err, fmt.Sprintf("account %q", id))
+}
+
+// AddKey implements [Store].
+func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) (KeyRecord, error) {
+	if err := checkKey(&k); err != nil {
+		return KeyRecord{}, err
+	}
+	k.ID, k.Created, k.Revoked = newID("key_"), now.UTC().Truncate(time.Microsecond), time.Time{}
+	if err := s.exists(ctx, s.pool, k.AccountID); err != nil {
+		return KeyRecord{}, err
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, account_id, label, sha256, rate_limit, created) VALUES ($1, $2, $3, $4, $5, $6)`,
+		k.ID, k.AccountID, k.Label, k.Hash[:], k.Limit, k.Created)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "23505":
+		return KeyRecord{}, fmt.Errorf("%w: a key with this hash exists", ErrConflict)
+	case errors.As(err, &pe) && pe.Code == "23503":
+		return KeyRecord{}, fmt.Errorf("account %q: %w", k.AccountID, ErrNotFound)
+	}
+	return k, err
+}
+
+func scanKey(r pgx.Row) (KeyRecord, error) {
+	var k KeyRecord
+	var h []byte
+	var revoked *time.Time
+	if err := r.Scan(&k.ID, &k.AccountID, &k.Label, &h, &k.Limit, &k.Created, &revoked); err != nil {
+		return k, err
+	}
+	copy(k.Hash[:], h)
+	k.Created = k.Created.UTC()
+	if revoked != nil {
+		k.Revoked = revoked.UTC()
+	}
+	return k, nil
+}
+
+const keyCols = `id, account_id, label, sha256, rate_limit, created, revoked`
+
+// Keys implements [Store].
+func (s *PostgresStore) Keys(ctx context.Context, accountID string) ([]KeyRecord, error) {
+	if accountID != "" {
+		if err := s.exists(ctx, s.pool, accountID); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+keyCols+` FROM api_keys WHERE $1 = '' OR account_id = $1 ORDER BY created, id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (KeyRecord, error) { return scanKey(r) })
+}
+
+// RevokeKey implements [Store].
+func (s *PostgresStore) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error) {
+	k, err := scanKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked = COALESCE(revoked, $3)
+		WHERE id = $1 AND account_id = $2 RETURNING `+keyCols, keyID, accountID, now.UTC().Truncate(time.Microsecond)))
+	return k, pgNotFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
+}
+
+// Credit implements [Store].
+func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Micros, ref string, now time.Time) (c Credit, applied bool, err error) {
+	if err := checkCredit(amount, ref); err != nil {
+		return Credit{}, false, err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID).Scan(&one); err != nil {
+			return pgNotFound(err, fmt.Sprintf("account %q", accountID))
+		}
+		err := tx.QueryRow(ctx, `SELECT account_id, ref, amount, created FROM credits WHERE account_id = $1 AND ref = $2`, accountID, ref).
+			Scan(&c.AccountID, &c.Ref, &c.Amount, &c.Created)
+		if err == nil {
+			c.Created = c.Created.UTC()
+			if c.Amount != amount {
+				return fmt.Errorf("%w: credit %q of account %s was %s, not %s", ErrConflict, ref, accountID, c.Amount, amount)
+			}
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		c = Credit{AccountID: accountID, Ref: ref, Amount: amount, Created: now.UTC().Truncate(time.Microsecond)}
+		if _, err := tx.Exec(ctx, `INSERT INTO credits (account_id, ref, amount, created) VALUES ($1, $2, $3, $4)`, accountID, ref, amount, c.Created); err != nil {
+			return err
+		}
+		applied = true
+		_, err = tx.Exec(ctx, `UPDATE accounts SET balance = balance + $2, credited = credited + $2 WHERE id = $1`, accountID, amount)
+		return err
+	})
+	if err != nil {
+		return Credit{}, false, err
+	}
+	return c, applied, nil
+}
+
+// Credits implements [Store].
+func (s *PostgresStore) Credits(ctx context.Context, accountID string) ([]Credit, error) {
+	if err := s.exists(ctx, s.pool, accountID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT account_id, ref, amount, created FROM credits WHERE account_id = $1 ORDER BY created, ref`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Credit, error) {
+		var c Credit
+		err := r.Scan(&c.AccountID, &c.Ref, &c.Amount, &c.Created)
+		c.Created = c.Created.UTC()
+		return c, err
+	})
+}
+
+// SetPrice implements [Store].
+func (s *PostgresStore) SetPrice(ctx context.Context, accountID string, kind Kind, price Micros) error {
+	if err := checkPrice(kind, price); err != nil {
+		return err
+	}
+	if accountID != "" {
+		if err := s.exists(ctx, s.pool, accountID); err != nil {
+			return err
+		}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO prices (account_id, kind, price) VALUES ($1, $2, $3)
+		ON CONFLICT (account_id, kind) DO UPDATE SET price = EXCLUDED.price`, accountID, string(kind), price)
+	return err
+}
+
+type querier interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
+}
+
+func (s *PostgresStore) prices(ctx context.Context, q querier, accountID string) (Prices, error) {
+	rows, err := q.Query(ctx, `SELECT account_id, kind, price FROM prices WHERE account_id = '' OR account_id = $1`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	def, own := Prices{}, Prices{}
+	var acct, kind string
+	var price Micros
+	_, err = pgx.ForEachRow(rows, []any{&acct, &kind, &price}, func() error {
+		if !Kind(kind).Valid() {
+			return nil // a kind this version does not bill
+		}
+		if acct == "" {
+			def[Kind(kind)] = price
+		} else {
+			own[Kind(kind)] = price
+		}
+		return nil
+	})
+	return effective(def, own), err
+}
+
+// Prices implements [Store].
+func (s *PostgresStore) Prices(ctx context.Context, accountID string) (Prices, error) {
+	if accountID != "" {
+		if err := s.exists(ctx, s.pool, accountID); err != nil {
+			return nil, err
+		}
+	}
+	return s.prices(ctx, s.pool, accountID)
+}
+
+func pgFreeTaken(ctx context.Context, tx pgx.Tx, acct, month string) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT taken FROM free_tier WHERE account_id = $1 AND month = $2`, acct, month).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// Sync implements [Store].
+func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Duration, reqs []LeaseSync) ([]LeaseState, error) {
+	out := make([]LeaseState, len(reqs))
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return reqs[order[i]].Account < reqs[order[j]].Account })
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, i := range order {
+			req := &reqs[i]
+			out[i] = LeaseState{}
+			st := syncState{freeTaken: map[string]int64{}}
+			var status string
+			err := tx.QueryRow(ctx, `SELECT status, balance FROM accounts WHERE id = $1 FOR UPDATE`, req.Account).Scan(&status, &st.balance)
+			if errors.Is(err, pgx.ErrNoRows) {
+				out[i].Err = fmt.Errorf("account %q: %w", req.Account, ErrNotFound)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			st.status = Status(status)
+			cur := Month(now)
+			if st.freeTaken[cur], err = pgFreeTaken(ctx, tx, req.Account, cur); err != nil {
+				return err
+			}
+			if req.Lease != 0 {
+				var l leaseRow
+				err := tx.QueryRow(ctx, `SELECT id, account_id, holder, month, credit, free, seq, expires FROM leases
+					WHERE id = $1 AND account_id = $2 FOR UPDATE`, req.Lease, req.Account).
+					Scan(&l.ID, &l.Account, &l.Holder, &l.Month, &l.Credit, &l.Free, &l.Seq, &l.Expires)
+				switch {
+				case err == nil:
+					st.lease = &l
+					if st.freeTaken[l.Month], err = pgFreeTaken(ctx, tx, req.Account, l.Month); err != nil {
+						return err
+					}
+				case !errors.Is(err, pgx.ErrNoRows):
+					return err
+				}
+			}
+			if err := settle(req, now, ttl, &st); err != nil {
+				out[i].Err = err
+				continue
+			}
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET balance = $2 WHERE id = $1`, req.Account, st.balance); err != nil {
+				return err
+			}
+			for m, n := range st.freeTaken {
+				if _, err := tx.Exec(ctx, `INSERT INTO free_tier (account_id, month, taken) VALUES ($1, $2, $3)
+					ON CONFLICT (account_id, month) DO UPDATE SET taken = EXCLUDED.taken`, req.Account, m, n); err != nil {
+					return err
+				}
+			}
+			for _, u := range st.usage {
+				if _, err := tx.Exec(ctx, `INSERT INTO usage (account_id, day, kind, lookups, free, amount) VALUES ($1, $2, $3, $4, $5, $6)
+					ON CONFLICT (account_id, day, kind) DO UPDATE SET lookups = usage.lookups + EXCLUDED.lookups,
+					free = usage.free + EXCLUDED.free, amount = usage.amount + EXCLUDED.amount`,
+					u.AccountID, u.Day, string(u.Kind), u.Lookups, u.Free, u.Amount); err != nil {
+					return err
+				}
+			}
+			if l := st.lease; l != nil {
+				switch {
+				case st.deleted && !st.created:
+					_, err = tx.Exec(ctx, `DELETE FROM leases WHERE id = $1`, l.ID)
+				case st.deleted:
+				case st.created:
+					err = tx.QueryRow(ctx, `INSERT INTO leases (account_id, holder, month, credit, free, seq, expires)
+						VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, l.Account, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires).Scan(&l.ID)
+				default:
+					_, err = tx.Exec(ctx, `UPDATE leases SET holder = $2, month = $3, credit = $4, free = $5, seq = $6, expires = $7 WHERE id = $1`,
+						l.ID, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			p, err := s.prices(ctx, tx, req.Account)
+			if err != nil {
+				return err
+			}
+			out[i] = st.state(p, now)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ExpireLeases implements [Store].
+func (s *PostgresStore) ExpireLeases(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Lock the accounts first, then the leases, as Sync does.
+		rows, err := tx.Query(ctx, `SELECT id FROM accounts WHERE id IN (SELECT account_id FROM leases WHERE expires < $1) ORDER BY id FOR UPDATE`, now)
+		if err != nil {
+			return err
+		}
+		if _, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `DELETE FROM leases WHERE expires < $1 RETURNING account_id, month, credit, free`, now)
+		if err != nil {
+			return err
+		}
+		type dead struct {
+			acct, month  string
+			credit, free int64
+		}
+		ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dead, error) {
+			var d dead
+			err := r.Scan(&d.acct, &d.month, &d.credit, &d.free)
+			return d, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET balance = balance + $2 WHERE id = $1`, d.acct, d.credit); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE free_tier SET taken = taken - $3 WHERE account_id = $1 AND month = $2`, d.acct, d.month, d.free); err != nil {
+				return err
+			}
+		}
+		n = len(ds)
+		return nil
+	})
+	return n, err
+}
+
+// FreeLeft implements [Store].
+func (s *PostgresStore) FreeLeft(ctx context.Context, accountID, month string) (int64, error) {
+	if err := s.exists(ctx, s.pool, accountID); err != nil {
+		return 0, err
+	}
+	var taken int64
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT taken FROM free_tier WHERE account_id = $1 AND month = $2), 0)`, accountID, month).Scan(&taken)
+	return max(FreeTier-taken, 0), err
+}
+
+// Usage implements [Store].
+func (s *PostgresStore) Usage(ctx context.Context, accountID, month string) ([]UsageRow, error) {
+	m, err := ParseMonth(month)
+	if err != nil {
+		return nil, err
+	}
+	if accountID != "" {
+		if err := s.exists(ctx, s.pool, accountID); err != nil {
+			return nil, err
+		}
+	}
+	first, _ := time.Parse("2006-01", m)
+	rows, err := s.pool.Query(ctx, `SELECT account_id, day, kind, lookups, free, amount FROM usage
+		WHERE ($1 = '' OR account_id = $1) AND day >= $2 AND day < $3`, accountID, first, first.AddDate(0, 1, 0))
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (UsageRow, error) {
+		var u UsageRow
+		var day time.Time
+		var kind string
+		err := r.Scan(&u.AccountID, &day, &kind, &u.Lookups, &u.Free, &u.Amount)
+		u.Day, u.Kind = day.Format("2006-01-02"), Kind(kind)
+		return u, err
+	})
+	sortUsage(out)
+	return out, err
+}

@@ -1,0 +1,97 @@
+package enum
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/udpbatch"
+	"github.com/miekg/dns"
+)
+
+// ErrServerClosed is returned by the Serve methods after Shutdown.
+var ErrServerClosed = errors.New("enum: server closed")
+
+// Server serves a Handler on any number of UDP sockets and TCP listeners.
+type Server struct {
+	h *Handler
+
+	servers sockets.Set[*dns.Server]
+	udp     sockets.Set[*net.UDPConn]
+}
+
+// NewServer returns a Server answering with h.
+func NewServer(h *Handler) *Server {
+	return &Server{h: h}
+}
+
+// ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
+// read and answered in batches (internal/frontend/udpbatch) by GOMAXPROCS
+// goroutines, miekg/dns decoding and encoding each message; any other
+// PacketConn is served by miekg/dns's server.
+func (s *Server) ServeUDP(pc net.PacketConn) error {
+	udp, ok := pc.(*net.UDPConn)
+	if !ok {
+		return s.serve(&dns.Server{PacketConn: pc, Handler: s.h, Net: "udp", UDPSize: dns.DefaultMsgSize})
+	}
+	if !s.udp.Add(udp, nil) {
+		pc.Close()
+		return ErrServerClosed
+	}
+	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
+		return s.h.AnswerWire(dst, datagram)
+	})
+	if s.udp.Remove(udp) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// maxUDP bounds queries read and answers written over UDP: the largest
+// EDNS0 buffer size clients advertise in practice.
+const maxUDP = 4096
+
+// ServeTCP answers queries on connections accepted from l until Shutdown.
+func (s *Server) ServeTCP(l net.Listener) error {
+	return s.serve(&dns.Server{Listener: l, Handler: s.h, Net: "tcp"})
+}
+
+func (s *Server) serve(srv *dns.Server) error {
+	if !s.servers.Add(srv, nil) {
+		closeListeners(srv)
+		return ErrServerClosed
+	}
+	err := srv.ActivateAndServe()
+	if s.servers.Remove(srv) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// Shutdown stops every Serve, waiting for the queries being answered until
+// ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	sockets.CloseAll(&s.udp) // a query being answered finishes; its answer may not be sent
+	var first error
+	for _, srv := range s.servers.Close() {
+		if err := srv.ShutdownContext(ctx); err != nil {
+			// Not started yet: closing its socket ends ActivateAndServe.
+			closeListeners(srv)
+			if ctx.Err() != nil && first == nil {
+				first = ctx.Err()
+			}
+		}
+	}
+	return first
+}
+
+func closeListeners(srv *dns.Server) {
+	if srv.PacketConn != nil {
+		srv.PacketConn.Close()
+	}
+	if srv.Listener != nil {
+		srv.Listener.Close()
+	}
+}

@@ -1,0 +1,433 @@
+// Package sipredirect owns lnpdb's SIP redirect front end: a redirect server
+// (RFC 3261 §8.3) that answers an INVITE for a number with a 302 whose
+// Contact carries the number portability dip's result in RFC 4694 form,
+// served over UDP and TCP with github.com/emiago/sipgo from the live table.
+//
+// A request URI sip:+12025550123@host (or sip:12025550123@…, sip:2025550123@…,
+// tel:+12025550123) is answered
+//
+//	302 Moved Temporarily
+//	Contact: <sip:+12025550123;npdi=yes;rn=+12025550000@host>
+//
+// keeping the request URI's user, host and parameters and adding npdi=yes
+// and, when the number is ported or pooled to another switch (its LRN
+// differs from the number), rn=+1LRN. A request URI that already carries
+// npdi was dipped before: it is redirected to itself without a second dip
+// (RFC 4694 §4). A vacant number is answered 404, something that is not a
+// NANP number 484 with a Reason header saying why, and a dip that cannot be
+// done (no table, a damaged one) 503. OPTIONS for a number is answered
+// like an INVITE; OPTIONS without one (a health probe) 200.
+//
+// The server is stateless (RFC 3261 §8.2.7), as redirect servers may be: it
+// answers every request, retransmissions included, at once and keeps no
+// transaction; a lost 302 is answered again when the INVITE is retransmitted,
+// with the same To tag (a hash of the request's transaction identifiers), and
+// ACKs are absorbed. sipgo parses requests and writes responses; over TCP its
+// transport layer serves the connections; over UDP datagrams are read and
+// answered in batches, each answer sent back to the address it came from
+// (as with rport, RFC 3581). sipgo's transaction layer, which would keep a
+// state machine and timers for every INVITE, is not used.
+//
+// An allow-list of source networks, when set, answers 403 to everyone else.
+// The server reads the table through [Tables] on every request, so it
+// follows reloads and live updates.
+package sipredirect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/emiago/sipgo/sip"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/udpbatch"
+	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/lrn"
+)
+
+// DefaultPort is SIP's port.
+const DefaultPort = 5060
+
+// Tables gives the server the table to answer from; DB returns nil when
+// none is loaded.
+type Tables interface {
+	DB() *format.DB
+}
+
+// Config configures a Server.
+type Config struct {
+	Tables Tables
+	// Allow lists the source networks served; empty: every source.
+	Allow   []netip.Prefix
+	Metrics *dipstat.Metrics // nil: no metrics
+	Logger  *slog.Logger     // nil: no logs
+}
+
+// Server is the redirect server.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	tp  *sip.TransportLayer
+
+	listeners sockets.Set[io.Closer]
+	inflight  sync.WaitGroup
+}
+
+// New returns a Server; cfg.Tables is required.
+func New(cfg Config) (*Server, error) {
+	if cfg.Tables == nil {
+		return nil, errors.New("sipredirect: Config.Tables is required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// sipgo logs through its own logger at Debug and Error levels; ours
+	// takes its warnings and errors.
+	libLog := slog.New(levelFilter{log.Handler(), slog.LevelWarn})
+	tp := sip.NewTransportLayer(net.DefaultResolver, sip.NewParser(), nil, sip.WithTransportLayerLogger(libLog))
+	s := &Server{cfg: cfg, log: log, tp: tp}
+	tp.OnMessage(s.handle)
+	return s, nil
+}
+
+// handle answers one message from the transport layer.
+func (s *Server) handle(msg sip.Message) {
+	req, ok := msg.(*sip.Request)
+	if !ok || req.IsAck() || !wellFormed(req) {
+		return // responses are not ours to take; ACKs end nothing here
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	res := s.Respond(req)
+	if err := s.tp.WriteMsg(res); err != nil {
+		s.log.Debug("sipredirect: response not sent", "to", req.Source(), "err", err)
+	}
+}
+
+// ServeUDP answers requests arriving on pc until Shutdown. A UDP socket is
+// read and answered in batches (internal/frontend/udpbatch) by GOMAXPROCS
+// goroutines, sipgo parsing and writing each message; any other
+// PacketConn goes through sipgo's transport layer.
+func (s *Server) ServeUDP(pc net.PacketConn) error {
+	if !s.listeners.Add(pc, nil) {
+		pc.Close()
+		return ErrServerClosed
+	}
+	var err error
+	if udp, ok := pc.(*net.UDPConn); ok {
+		err = udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram)
+	} else {
+		err = s.tp.ServeUDP(pc)
+	}
+	return s.served(pc, err)
+}
+
+// maxDatagram bounds a request read over UDP; RFC 3261 §18.1.1 keeps UDP
+// requests under the path MTU, and a redirect server needs no bodies.
+const maxDatagram = 8192
+
+// answerDatagram is the batched UDP loop's handler: the request in
+// datagram, from from, answered into dst.
+func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bool) {
+	if len(bytes.Trim(datagram, "\r\n\x00")) == 0 || len(datagram) > maxDatagram {
+		return dst, false // a keep-alive, or too long to be ours
+	}
+	// An ACK (a caller's, for the final answer it got) and a response get
+	// no answer: told by their first bytes, they cost no parse. A dip is
+	// INVITE, answer, ACK, so this spares a third of the parsing.
+	if start := bytes.TrimLeft(datagram, "\r\n"); bytes.HasPrefix(start, []byte("ACK ")) || bytes.HasPrefix(start, []byte("SIP/")) {
+		return dst, false
+	}
+	msg, err := sip.ParseMessage(datagram)
+	if err != nil {
+		s.log.Debug("sipredirect: datagram does not parse", "from", from, "err", err)
+		return dst, false
+	}
+	req, ok := msg.(*sip.Request)
+	if !ok || req.IsAck() || !wellFormed(req) {
+		return dst, false
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	req.SetTransport("UDP")
+	req.SetSource(from.String())
+	w := appendWriter{dst}
+	s.Respond(req).StringWrite(&w)
+	return w.b, true
+}
+
+// wellFormed reports whether req has what an answer is built from: SIP/2.0,
+// a top Via naming its transport and sender, and the headers a response
+// copies, its From and To among them reading back as what they were when
+// written: sipgo accepts some addresses (a From of "::A0") that it writes in
+// a form it then refuses. Anything else is dropped unanswered, as sipgo's
+// transaction layer would: an answer built from it would not parse either.
+func wellFormed(req *sip.Request) bool {
+	via := req.Via()
+	return req.SipVersion == "SIP/2.0" && via != nil && via.ProtocolName == "SIP" && via.ProtocolVersion == "2.0" &&
+		via.Transport != "" && via.Host != "" && req.CSeq() != nil && req.CallID() != nil &&
+		req.From() != nil && req.To() != nil && readsBack(req.From().Value()) && readsBack(req.To().Value())
+}
+
+// readsBack reports whether an address header's value, as sipgo writes it,
+// parses as a From or To. Only From and To are checked: the fuzzer
+// (FuzzAnswerDatagram) finds no Via, CSeq or Call-ID that does not, and a
+// check of every copied header doubles the cost of a dip.
+func readsBack(v string) bool {
+	var u sip.Uri
+	var p sip.HeaderParams
+	_, err := sip.ParseAddressValue(v, &u, &p)
+	return err == nil && !u.Wildcard
+}
+
+// appendWriter is an io.StringWriter appending to a byte slice.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) WriteString(s string) (int, error) {
+	w.b = append(w.b, s...)
+	return len(s), nil
+}
+
+// ServeTCP answers requests on connections accepted from l until Shutdown.
+func (s *Server) ServeTCP(l net.Listener) error {
+	if !s.listeners.Add(l, nil) {
+		l.Close()
+		return ErrServerClosed
+	}
+	return s.served(l, s.tp.ServeTCP(l))
+}
+
+// ErrServerClosed is returned by the Serve methods after Shutdown.
+var ErrServerClosed = errors.New("sipredirect: server closed")
+
+// served is what a Serve on l returns when it ends with err.
+func (s *Server) served(l io.Closer, err error) error {
+	if s.listeners.Remove(l) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// Shutdown stops reading requests, waits for the ones being answered (or
+// for ctx to end), then closes the transport layer's connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	sockets.CloseAll(&s.listeners)
+	err := sockets.Wait(ctx, &s.inflight)
+	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
+		err = cerr
+	}
+	return err
+}
+
+// Respond returns the response to req: the whole protocol handling of the
+// server, without the transport (exported for tests and fuzzing).
+func (s *Server) Respond(req *sip.Request) *sip.Response {
+	start := time.Now()
+	m := s.cfg.Metrics
+	m.Request()
+	if !s.allowed(req.Source()) {
+		m.Answer(dipstat.Refused, start)
+		return newResponse(req, 403, "Forbidden")
+	}
+	switch req.Method {
+	case sip.INVITE, sip.OPTIONS:
+	case sip.CANCEL:
+		// The INVITE was answered at once: nothing is left to cancel.
+		m.Answer(dipstat.Refused, start)
+		return newResponse(req, 481, "Call/Transaction Does Not Exist")
+	default:
+		m.Answer(dipstat.Refused, start)
+		res := newResponse(req, 405, "Method Not Allowed")
+		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
+		return res
+	}
+	user, params, ok := target(&req.Recipient)
+	if !ok && req.Method == sip.OPTIONS {
+		m.Answer(dipstat.Refused, start)
+		res := newResponse(req, 200, "OK")
+		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
+		return res
+	}
+	if !ok {
+		m.Answer(dipstat.Invalid, start)
+		return reject(req, 484, "Address Incomplete", "request URI has no number")
+	}
+	tel, err := lrn.ParseTelURI(user + params)
+	if err != nil {
+		m.Answer(dipstat.Invalid, start)
+		return reject(req, 484, "Address Incomplete", "not a NANP number")
+	}
+	if tel.NPDI {
+		// Dipped before (RFC 4694 §4): route where the URI says.
+		m.Answer(dipstat.Skipped, start)
+		return redirect(req, req.Recipient.Clone())
+	}
+	db := s.cfg.Tables.DB()
+	if db == nil {
+		m.Answer(dipstat.Error, start)
+		return reject(req, 503, "Service Unavailable", "no number portability table loaded")
+	}
+	r, err := lrn.Lookup(db, tel.Number, lrn.Options{})
+	outcome := dipstat.Outcome(&r, err)
+	m.Answer(outcome, start)
+	switch outcome {
+	case dipstat.Vacant:
+		return reject(req, 404, "Not Found", "vacant number")
+	case dipstat.Invalid:
+		return reject(req, 484, "Address Incomplete", "not a NANP number")
+	case dipstat.Error:
+		s.log.Warn("sipredirect: lookup failed", "number", tel.Number, "err", err)
+		return reject(req, 503, "Service Unavailable", "number portability lookup failed")
+	}
+	return redirect(req, contact(&req.Recipient, user, params, r.TelURI()))
+}
+
+// target returns the number part of the request URI's user (or of a tel
+// URI) and its parameters (with their leading ';'), and false when the URI
+// has no user.
+func target(u *sip.Uri) (user, params string, ok bool) {
+	s := u.User
+	if u.Scheme == "tel" {
+		s = u.Raw()
+	}
+	if s == "" {
+		return "", "", false
+	}
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		return s[:i], s[i:], true
+	}
+	return s, "", true
+}
+
+// contact returns the Contact URI of a dip's answer: the request URI with
+// its user's npdi and rn parameters replaced by npdi=yes and, when t has
+// one, rn=+1LRN.
+func contact(ru *sip.Uri, user, params string, t lrn.TelURI) *sip.Uri {
+	var b strings.Builder
+	b.WriteString(user)
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params[1:], ";")
+		if params != "" {
+			params = ";" + params
+		}
+		name, _, _ := strings.Cut(p, "=")
+		if p == "" || strings.EqualFold(name, "npdi") || strings.EqualFold(name, "rn") {
+			continue
+		}
+		b.WriteString(";" + p)
+	}
+	b.WriteString(";npdi=yes")
+	if t.RN != "" {
+		b.WriteString(";rn=+" + t.RN)
+	}
+	c := ru.Clone()
+	if c.Scheme == "tel" {
+		var u sip.Uri
+		if sip.ParseUri("tel:"+b.String(), &u) == nil {
+			return &u
+		}
+		return c
+	}
+	c.User = b.String()
+	return c
+}
+
+func redirect(req *sip.Request, to *sip.Uri) *sip.Response {
+	res := newResponse(req, 302, "Moved Temporarily")
+	res.AppendHeader(&sip.ContactHeader{Address: *to})
+	return res
+}
+
+// reject answers with code and a Reason header (RFC 3326) saying why.
+func reject(req *sip.Request, code int, phrase, why string) *sip.Response {
+	res := newResponse(req, code, phrase)
+	res.AppendHeader(sip.NewHeader("Reason", "SIP;cause="+strconv.Itoa(code)+";text="+strconv.Quote(why)))
+	return res
+}
+
+func (s *Server) allowed(source string) bool {
+	if len(s.cfg.Allow) == 0 {
+		return true
+	}
+	ap, err := netip.ParseAddrPort(source)
+	if err != nil {
+		return false
+	}
+	a := ap.Addr().Unmap()
+	for _, p := range s.cfg.Allow {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// levelFilter passes on the records of at least min.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(as), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
+
+// newResponse is sip.NewResponseFromRequest with the To tag a stateless
+// server must give (RFC 3261 §8.2.7): the same for every retransmission of
+// a request, so that the ACK and a retransmitted answer match. The request
+// is named by its Call-ID, From tag, CSeq and top Via branch.
+func newResponse(req *sip.Request, code int, phrase string) *sip.Response {
+	var to *sip.ToHeader
+	if h := req.To(); h != nil && !h.Params.Has("tag") {
+		to = h
+		h.Params.Add("tag", statelessTag(req))
+	}
+	res := sip.NewResponseFromRequest(req, code, phrase, nil)
+	if to != nil {
+		to.Params.Remove("tag") // the request stays as it came
+	}
+	return res
+}
+
+func statelessTag(req *sip.Request) string {
+	d := xxhash.New()
+	if h := req.CallID(); h != nil {
+		d.WriteString(h.Value())
+	}
+	d.WriteString("\x00")
+	if h := req.From(); h != nil {
+		t, _ := h.Params.Get("tag")
+		d.WriteString(t)
+	}
+	d.WriteString("\x00")
+	if h := req.CSeq(); h != nil {
+		d.WriteString(h.Value())
+	}
+	d.WriteString("\x00")
+	if h := req.Via(); h != nil {
+		b, _ := h.Params.Get("branch")
+		d.WriteString(b)
+	}
+	return strconv.FormatUint(d.Sum64(), 36)
+}

@@ -1,0 +1,601 @@
+package updatelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/metric"
+	"github.com/lnpdb/lnpdb/format"
+)
+
+// readLimit is how many entries one read of the log returns.
+const readLimit = 1000
+
+// maxApply is how many updates of consecutive entries go to the journal as
+// one batch (one fsync) while catching up.
+const maxApply = 100000
+
+// Config configures a Follower. DB, Node and Log or DSN are required.
+type Config struct {
+	// Log is the log to follow, or nil for the Follower to open DSN
+	// itself: then it starts even while PostgreSQL cannot be reached,
+	// refusing posts and retrying in the background until it can.
+	Log *Log
+	DSN string
+	DB  *format.DB
+	// Node names this node in the log (who posted a batch, who applied
+	// how far); unique among the nodes that share the log.
+	Node   string
+	Logger *slog.Logger // nil discards
+	// Poll is how often the log is read when no notification came: the
+	// fallback for notifications missed. 0 is 1 s; while the LISTEN
+	// connection is down, a quarter of it.
+	Poll time.Duration
+	// Applied is called after each run of applied batches (the live
+	// runner's compaction threshold).
+	Applied func()
+	// Registerer receives the metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Follower applies the log into one table, in order, and answers posts of
+// new batches. Its methods are safe for concurrent use.
+type Follower struct {
+	lp      atomic.Pointer[Log] // nil until the log is open
+	ownLog  bool                // opened from DSN: closed by Stop
+	db      *format.DB
+	node    string
+	log     *slog.Logger
+	poll    time.Duration
+	onApply func()
+	state   string // the state file
+	m       *metrics
+
+	applied, head atomic.Int64
+	pgUp          atomic.Bool
+	listening     atomic.Bool
+	refused       atomic.Int64
+	lastErr       atomic.Pointer[string]
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when applied advances
+
+	wake   chan struct{}
+	report chan struct{} // wakes the reporter
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start reads the node's recorded position and starts following the log.
+// A position recorded for another log (a recreated database) starts from
+// the beginning: re-applying batches is harmless (see the package doc).
+func Start(cfg Config) (*Follower, error) {
+	if (cfg.Log == nil && cfg.DSN == "") || cfg.DB == nil || cfg.Node == "" {
+		return nil, errors.New("updatelog: Config.DB, Node and Log or DSN are required")
+	}
+	f := &Follower{db: cfg.DB, node: cfg.Node, log: cfg.Logger, poll: cfg.Poll,
+		onApply: cfg.Applied, state: StatePath(cfg.DB.Path()),
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), report: make(chan struct{}, 1)}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	if f.poll <= 0 {
+		f.poll = time.Second
+	}
+	st, err := readState(f.state)
+	if err != nil {
+		return nil, err
+	}
+	f.applied.Store(st.Seq)
+	f.head.Store(st.Seq)
+	if f.m, err = newMetrics(cfg.Registerer, f); err != nil {
+		return nil, err
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	l := cfg.Log
+	if l == nil {
+		f.ownLog = true
+		if l, err = Open(f.ctx, cfg.DSN); err != nil {
+			if !unreachable(err) {
+				f.cancel()
+				return nil, err
+			}
+			msg := err.Error()
+			f.lastErr.Store(&msg)
+			f.log.Error("update log unreachable at start: updates are refused, lookups go on from the local table; retrying", "error", err)
+			f.wg.Go(func() { f.connect(cfg.DSN, st) })
+			return f, nil
+		}
+	}
+	f.run(l, st)
+	return f, nil
+}
+
+// unreachable tells an error of a server that could not be reached (or is
+// starting or stopping) from one of configuration.
+func unreachable(err error) bool {
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ECONNREFUSED):
+		return true
+	case errors.As(err, &pe):
+		return pe.Code == "57P03" || pe.Code == "57P01" // cannot_connect_now, admin_shutdown
+	}
+	return false
+}
+
+// connect opens the log at dsn, retrying until it can or Stop, then
+// follows it.
+func (f *Follower) connect(dsn string, st state) {
+	pause := 500 * time.Millisecond
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+		l, err := Open(f.ctx, dsn)
+		if err != nil {
+			msg := err.Error()
+			f.lastErr.Store(&msg)
+			continue
+		}
+		f.log.Info("update log reachable: following it", "log", l.ID(), "applied_seq", st.Seq)
+		f.run(l, st)
+		return
+	}
+}
+
+// run follows l from st.
+func (f *Follower) run(l *Log, st state) {
+	if st.Seq > 0 && st.Log != l.ID() {
+		f.log.Warn("the recorded update log position belongs to another log; applying this log from its start",
+			"state", f.state, "recorded_log", st.Log, "recorded_seq", st.Seq, "log", l.ID())
+		f.applied.Store(0)
+		f.head.Store(0)
+	}
+	f.lastErr.Store(nil)
+	f.pgUp.Store(true)
+	f.lp.Store(l)
+	f.report <- struct{}{} // the recorded position, for a node that has nothing to apply
+	f.wg.Go(f.listen)
+	f.wg.Go(f.follow)
+	f.wg.Go(f.reporter)
+}
+
+// Stop stops following and waits until the follower has; a batch being
+// applied is finished first. A log the Follower opened is closed.
+func (f *Follower) Stop() {
+	f.cancel()
+	f.wg.Wait()
+	if l := f.lp.Load(); l != nil && f.ownLog {
+		l.Close()
+	}
+}
+
+// LogID names the log followed; empty until it is open.
+func (f *Follower) LogID() string {
+	if l := f.lp.Load(); l != nil {
+		return l.ID()
+	}
+	return ""
+}
+
+// Applied is the last sequence applied to the table.
+func (f *Follower) Applied() int64 { return f.applied.Load() }
+
+// kick wakes the follower now.
+func (f *Follower) kick() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WaitApplied waits until the table has the log up to seq, or ctx ends.
+func (f *Follower) WaitApplied(ctx context.Context, seq int64) error {
+	for {
+		f.mu.Lock()
+		ch := f.changed
+		f.mu.Unlock()
+		if f.applied.Load() >= seq {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+func (f *Follower) advanced(seq int64) {
+	f.applied.Store(seq)
+	f.mu.Lock()
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// listen keeps a LISTEN connection open and wakes the follower on each
+// notification, reconnecting with a growing pause while it cannot.
+func (f *Follower) listen() {
+	pause := 100 * time.Millisecond
+	for f.ctx.Err() == nil {
+		c, err := f.lp.Load().listen(f.ctx)
+		if err != nil {
+			f.listening.Store(false)
+			select {
+			case <-f.ctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 5*time.Second)
+			continue
+		}
+		pause = 100 * time.Millisecond
+		f.listening.Store(true)
+		f.kick() // whatever was appended while not listening
+		for {
+			n, err := c.WaitForNotification(f.ctx)
+			if err != nil {
+				break
+			}
+			if seq, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && seq > f.head.Load() {
+				f.head.Store(seq)
+			}
+			f.kick()
+		}
+		f.listening.Store(false)
+		c.Close(context.Background())
+		if f.ctx.Err() == nil {
+			f.log.Warn("update log: the LISTEN connection was lost; polling until it is back")
+		}
+	}
+}
+
+// follow reads and applies the log until Stop: at once when woken, else
+// every poll interval.
+func (f *Follower) follow() {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		more, err := f.catchUp()
+		if err != nil {
+			msg := err.Error()
+			f.lastErr.Store(&msg)
+		}
+		wait := f.poll
+		switch {
+		case more && err == nil:
+			wait = 0
+		case !f.listening.Load() || err != nil:
+			wait = f.poll / 4
+		}
+		t.Reset(wait)
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// reporter tells the log how far this node has applied it (for ?wait=N),
+// apart from the applying, which never waits for it: the latest position
+// only, once per change, retried while the log is unreachable.
+func (f *Follower) reporter() {
+	var reported int64
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.report:
+		}
+		for seq := f.applied.Load(); seq > reported; seq = f.applied.Load() {
+			if err := f.lp.Load().ReportApplied(f.ctx, f.node, seq); err != nil {
+				if f.ctx.Err() != nil {
+					return
+				}
+				f.log.Debug("update log: reporting the applied position failed", "applied_seq", seq, "error", err)
+				select {
+				case <-f.ctx.Done():
+					return
+				case <-time.After(f.poll / 4):
+				}
+				continue
+			}
+			reported = seq
+		}
+	}
+}
+
+// catchUp applies what the log has after the table's position, up to one
+// read; more is true when the log holds more.
+func (f *Follower) catchUp() (more bool, err error) {
+	from := f.applied.Load()
+	l := f.lp.Load()
+	entries, head, err := l.Read(f.ctx, from, readLimit)
+	if err != nil {
+		if f.ctx.Err() != nil {
+			return false, nil
+		}
+		if f.pgUp.Swap(false) {
+			f.log.Error("update log unreachable: updates are refused, lookups go on from the local table", "error", err)
+		}
+		return false, err
+	}
+	if !f.pgUp.Swap(true) {
+		f.log.Info("update log reachable again", "applied_seq", from, "head_seq", head)
+	}
+	if head > f.head.Load() {
+		f.head.Store(head)
+	}
+	if len(entries) == 0 {
+		f.lastErr.Store(nil)
+		return false, nil
+	}
+	last, err := f.apply(entries)
+	if last > from {
+		// The journal has them (fsync'd): record the position, then
+		// tell the log and the waiters.
+		if werr := writeState(f.state, state{Log: l.ID(), Seq: last}); werr != nil && err == nil {
+			err = werr
+		}
+		f.advanced(last)
+		select {
+		case f.report <- struct{}{}:
+		default:
+		}
+		if f.onApply != nil {
+			f.onApply()
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	f.lastErr.Store(nil)
+	return len(entries) == readLimit, nil
+}
+
+// apply applies entries in order and returns the last sequence applied.
+// Consecutive entries go to the journal together (the last update of a
+// number wins within a batch as across batches); a group refused as
+// invalid is applied entry by entry, and an entry the table refuses is
+// skipped with an error log line: this table lacks what the posting node's
+// table had (a new SPID), and holding the log back for it would stop every
+// later update too.
+func (f *Follower) apply(entries []Entry) (int64, error) {
+	last := entries[0].Seq - 1
+	type decoded struct {
+		seq int64
+		ups []format.Update
+	}
+	var group []decoded
+	n := 0
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		all := make([]format.Update, 0, n)
+		for _, d := range group {
+			all = append(all, d.ups...)
+		}
+		_, err := f.db.ApplyBatch(all, "")
+		if errors.Is(err, format.ErrInvalidUpdate) && len(group) > 1 {
+			for _, d := range group {
+				if err := f.applyOne(d.seq, d.ups); err != nil {
+					return err
+				}
+				last = d.seq
+			}
+			group, n = group[:0], 0
+			return nil
+		}
+		if err != nil && !errors.Is(err, format.ErrInvalidUpdate) {
+			return err
+		}
+		if err != nil {
+			f.refuse(group[0].seq, err)
+		} else {
+			f.m.batches.Add(float64(len(group)))
+		}
+		last = group[len(group)-1].seq
+		group, n = group[:0], 0
+		return nil
+	}
+	for i := range entries {
+		e := &entries[i]
+		ups, err := e.Updates()
+		if err != nil {
+			if ferr := flush(); ferr != nil {
+				return last, ferr
+			}
+			f.refuse(e.Seq, err)
+			last = e.Seq
+			continue
+		}
+		if n+len(ups) > maxApply {
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		group = append(group, decoded{e.Seq, ups})
+		n += len(ups)
+	}
+	if err := flush(); err != nil {
+		return last, err
+	}
+	return last, nil
+}
+
+func (f *Follower) applyOne(seq int64, ups []format.Update) error {
+	_, err := f.db.ApplyBatch(ups, "")
+	switch {
+	case err == nil:
+		f.m.batches.Inc()
+	case errors.Is(err, format.ErrInvalidUpdate):
+		f.refuse(seq, err)
+	default:
+		return err
+	}
+	return nil
+}
+
+func (f *Follower) refuse(seq int64, err error) {
+	f.refused.Add(1)
+	f.m.refused.Inc()
+	f.log.Error("update log: this table refuses a batch the posting node accepted; skipped, so this node differs from the others for its numbers",
+		"seq", seq, "table", f.db.Path(), "error", err)
+}
+
+// Result is the answer to a post.
+type Result struct {
+	Entry
+	// Pending is this node's number of numbers awaiting compaction.
+	Pending int
+	// Nodes is how many nodes had applied the batch when Post returned;
+	// Complete is true when that is the number asked for.
+	Nodes    int
+	Complete bool
+}
+
+// Post checks a batch against this node's table, appends it to the log
+// (see Log.Append) and waits until wait nodes, this one first, have
+// applied it, or until ctx ends: then it returns with Complete false. A
+// batch the table refuses is refused with the error of format.CheckBatch
+// and never logged.
+func (f *Follower) Post(ctx context.Context, ups []format.Update, key string, wait int) (Result, error) {
+	if err := f.db.CheckBatch(ups); err != nil {
+		return Result{}, err
+	}
+	l := f.lp.Load()
+	if l == nil {
+		f.m.appends.WithLabelValues("unavailable").Inc()
+		return Result{}, fmt.Errorf("%w: not connected yet", ErrUnavailable)
+	}
+	e, err := l.Append(ctx, f.node, key, EncodeFeed(ups))
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		f.m.appends.WithLabelValues("unavailable").Inc()
+		return Result{}, err
+	case err != nil:
+		return Result{}, err
+	case e.Replayed:
+		f.m.appends.WithLabelValues("replayed").Inc()
+	default:
+		f.m.appends.WithLabelValues("ok").Inc()
+		if e.Seq > f.head.Load() {
+			f.head.Store(e.Seq)
+		}
+	}
+	r := Result{Entry: e}
+	if wait > 0 {
+		f.kick()
+		if f.WaitApplied(ctx, e.Seq) == nil {
+			r.Nodes = 1
+		}
+	}
+wait:
+	for r.Nodes > 0 && r.Nodes < wait {
+		// Other nodes report their position after applying; this one
+		// may not have reported yet.
+		if n, err := l.AppliedBy(ctx, e.Seq); err == nil && n > r.Nodes {
+			r.Nodes = n
+		}
+		if r.Nodes >= wait {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	r.Complete = r.Nodes >= wait
+	r.Pending = f.db.PendingUpdates()
+	return r, nil
+}
+
+// Status is the node's place in the log, for /api/v1/status.
+type Status struct {
+	Node       string `json:"node"`
+	AppliedSeq int64  `json:"applied_seq"`
+	HeadSeq    int64  `json:"head_seq"` // as last seen: stale while PostgreSQL is unreachable
+	Lag        int64  `json:"lag"`      // batches in the log not applied here
+	// Postgres is "ok", or "unavailable" while the log cannot be read.
+	Postgres       string `json:"postgres"`
+	Listening      bool   `json:"listening"` // woken by LISTEN/NOTIFY, not polling alone
+	RefusedBatches int64  `json:"refused_batches"`
+	LastError      string `json:"last_error,omitempty"`
+}
+
+// Status reports the node's place in the log.
+func (f *Follower) Status() Status {
+	st := Status{Node: f.node, AppliedSeq: f.applied.Load(), HeadSeq: f.head.Load(),
+		Postgres: "ok", Listening: f.listening.Load(), RefusedBatches: f.refused.Load()}
+	st.Lag = max(st.HeadSeq-st.AppliedSeq, 0)
+	if !f.pgUp.Load() {
+		st.Postgres = "unavailable"
+	}
+	if e := f.lastErr.Load(); e != nil {
+		st.LastError = *e
+	}
+	return st
+}
+
+// Available reports whether the log could be read at the last attempt.
+func (f *Follower) Available() bool { return f.pgUp.Load() }
+
+type metrics struct {
+	batches, refused prometheus.Counter
+	appends          *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer, f *Follower) (*metrics, error) {
+	m := &metrics{
+		batches: metric.Counter("lnpdb_update_log_batches_applied_total",
+			"Batches of the shared update log applied to this node's table."),
+		refused: metric.Counter("lnpdb_update_log_batches_refused_total",
+			"Batches of the shared update log this node's table refused (skipped; logged)."),
+		appends: metric.CounterVec("lnpdb_update_log_appends_total",
+			"Batches posted to this node for the shared update log, by result: ok, replayed (idempotency key), unavailable (PostgreSQL unreachable: 503).", "result"),
+	}
+	if err := metric.Register(reg, m.batches, m.refused, m.appends,
+		metric.GaugeFunc("lnpdb_update_log_applied_seq", "The last sequence number of the shared update log applied to this node's table.",
+			func() float64 { return float64(f.applied.Load()) }),
+		metric.GaugeFunc("lnpdb_update_log_head_seq", "The shared update log's highest sequence number, as last seen.",
+			func() float64 { return float64(f.head.Load()) }),
+		metric.GaugeFunc("lnpdb_update_log_lag", "Batches of the shared update log not yet applied here.",
+			func() float64 { return float64(max(f.head.Load()-f.applied.Load(), 0)) }),
+		metric.GaugeFunc("lnpdb_update_log_postgres_up", "1 when the last read of the shared update log in PostgreSQL succeeded, else 0.",
+			func() float64 { return b2f(f.pgUp.Load()) }),
+		metric.GaugeFunc("lnpdb_update_log_listening", "1 while a LISTEN connection wakes this node on new batches, else 0 (polling).",
+			func() float64 { return b2f(f.listening.Load()) }),
+	); err != nil {
+		return nil, fmt.Errorf("updatelog: %w", err)
+	}
+	return m, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
