@@ -10,11 +10,13 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/enum"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sipredirect"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,7 +25,10 @@ import (
 // ENUM and Kamailio's pdb protocol. Each is off unless given an address.
 type dipFlags struct {
 	sip, sipAllow        string
+	sipTCPMax            int
+	sipTCPIdle           time.Duration
 	dns, enumSuffix      string
+	dnsTCPMax            int
 	pdb, pdbCarriersPath string
 }
 
@@ -31,8 +36,11 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 	f := new(dipFlags)
 	fs.StringVar(&f.sip, "sip", "", "answer SIP INVITEs with 302 redirects carrying npdi/rn on these `host:port`s, UDP and TCP (comma-separated; port defaults to 5060)")
 	fs.StringVar(&f.sipAllow, "sip-allow", "", "serve SIP only to these source `networks` (comma-separated CIDRs; default: every source)")
+	fs.IntVar(&f.sipTCPMax, "sip-tcp-max-conns", 0, fmt.Sprintf("SIP over TCP: close connections accepted beyond this `number` open at once (Kamailio's tcp_max_connections; default %d, at most a quarter of the open-file limit)", sipredirect.DefaultTCPMaxConns))
+	fs.DurationVar(&f.sipTCPIdle, "sip-tcp-idle", sipredirect.DefaultTCPIdle, "SIP over TCP: close a connection nothing arrived on for this `long` (Kamailio's tcp_connection_lifetime)")
 	fs.StringVar(&f.dns, "dns", "", "answer ENUM NAPTR queries on these `host:port`s, UDP and TCP (comma-separated; port defaults to 53)")
 	fs.StringVar(&f.enumSuffix, "enum-suffix", enum.DefaultSuffix, "ENUM `zone` the numbers live under")
+	fs.IntVar(&f.dnsTCPMax, "dns-tcp-max-conns", 0, fmt.Sprintf("DNS over TCP: close connections accepted beyond this `number` open at once (BIND's tcp-clients; default %d, at most an eighth of the open-file limit)", enum.DefaultTCPMaxConns))
 	fs.StringVar(&f.pdb, "pdb", "", "answer Kamailio pdb queries on these UDP `host:port`s (comma-separated; port defaults to 5574; \":5574\" is IPv4 and IPv6)")
 	fs.StringVar(&f.pdbCarriersPath, "pdb-carriers", "", "pdb carrier ids `file`: lines \"D001 SPID...\" (default: every found number answers carrier 1000)")
 	return f
@@ -58,6 +66,9 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 	d := &dips{errc: make(chan error, 16)}
 	if f.sip == "" && f.dns == "" && f.pdb == "" {
 		return d, nil
+	}
+	if f.sipTCPMax < 0 || f.dnsTCPMax < 0 || f.sipTCPIdle < 0 {
+		return nil, fmt.Errorf("%w: --sip-tcp-max-conns, --sip-tcp-idle and --dns-tcp-max-conns must not be negative", errUsage)
 	}
 	ok := false
 	defer func() {
@@ -93,7 +104,10 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, fmt.Errorf("%w: --enum-suffix: %v", errUsage, err)
 		}
-		s := enum.NewServer(h)
+		s := enum.NewServer(h, enum.ServerConfig{
+			TCPMaxConns: orCap(f.dnsTCPMax, enum.DefaultTCPMaxConns, sockets.ShareDNS),
+			Metrics:     vec.For("enum"), Logger: log,
+		})
 		d.shutdown = append(d.shutdown, s.Shutdown)
 		addrs, err := d.listen("--dns", f.dns, 53, true, s.ServeUDP, s.ServeTCP)
 		if err != nil {
@@ -106,7 +120,11 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, err
 		}
-		s, err := sipredirect.New(sipredirect.Config{Tables: tables, Allow: allow, Metrics: vec.For("sip"), Logger: log})
+		s, err := sipredirect.New(sipredirect.Config{
+			Tables: tables, Allow: allow, Metrics: vec.For("sip"), Logger: log,
+			TCPMaxConns: orCap(f.sipTCPMax, sipredirect.DefaultTCPMaxConns, sockets.ShareSIP),
+			TCPIdle:     f.sipTCPIdle,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +133,8 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, err
 		}
-		log.Info("serving SIP redirects", "addr", addrs, "allow", f.sipAllow)
+		log.Info("serving SIP redirects", "addr", addrs, "allow", f.sipAllow,
+			"tcp_max_conns", orCap(f.sipTCPMax, sipredirect.DefaultTCPMaxConns, sockets.ShareSIP), "tcp_idle", f.sipTCPIdle)
 	}
 	ok = true
 	return d, nil
@@ -165,6 +184,15 @@ func (d *dips) stop(ctx context.Context) error {
 		errs = append(errs, f(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// orCap is a connection cap given by a flag (n), or when the flag is 0 the
+// front end's default bounded by its share of the open-file limit.
+func orCap(n, def, share int) int {
+	if n > 0 {
+		return n
+	}
+	return sockets.Cap(def, share)
 }
 
 // withPort adds port to an address that has none ("127.0.0.1", "[::1]",

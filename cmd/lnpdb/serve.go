@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/format"
 )
@@ -31,7 +32,13 @@ const (
 	writeTimeout      = 10 * time.Second
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 16 << 10
-	shutdownTimeout   = 10 * time.Second
+	// httpMaxConns caps the HTTP connections open at once (the API's and
+	// the metrics' listeners together), and at most half the open-file
+	// limit (internal/frontend/sockets): beyond it a connection is closed
+	// as it is accepted, so that no number of clients runs the process
+	// out of descriptors.
+	httpMaxConns    = 16384
+	shutdownTimeout = 10 * time.Second
 	// gcPercent is the collector's GOGC unless the environment sets one.
 	// The table is mapped, not on the heap, which holds the requests in
 	// flight: a few MB. At GOGC=100 the collector runs after every 4 MB
@@ -200,6 +207,8 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	if s.keys, err = loadServeKeys(f.keysPath, f.adminKeysPath, devHash); err != nil {
 		return err
 	}
+	// A failed accept (descriptors run out) is retried, never fatal.
+	gate := sockets.NewGate(sockets.Limits{MaxConns: sockets.Cap(httpMaxConns, sockets.ShareHTTP), Logger: s.log})
 	for _, a := range []struct{ flag, addr string }{{"--addr", f.addr}, {"--metrics-addr", f.metricsAddr}} {
 		if a.addr == "" {
 			continue
@@ -208,6 +217,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.flag, err)
 		}
+		ln = gate.Listener(ln)
 		s.onClose(func() { ln.Close() })
 		s.listeners = append(s.listeners, ln)
 	}

@@ -5,6 +5,7 @@
 //	lnpdb_dip_requests_total{proto}                 requests received
 //	lnpdb_dip_answers_total{proto, outcome}         answers by outcome
 //	lnpdb_dip_duration_seconds{proto}               time from decoded request to answer sent
+//	lnpdb_dip_dropped_total{proto, reason}          requests and connections dropped unanswered
 //
 // The series of every outcome are resolved when a front end starts, so that
 // counting a dip neither hashes labels nor allocates.
@@ -27,6 +28,7 @@ type Metrics struct {
 	requests prometheus.Counter
 	duration prometheus.Observer
 	answers  map[string]prometheus.Counter
+	dropped  map[string]prometheus.Counter
 }
 
 // Outcomes every front end reports: the lookup's result.
@@ -42,11 +44,19 @@ const (
 	Malformed = "malformed" // the request itself could not be decoded
 )
 
+// Why a request (or a TCP connection) was dropped without an answer.
+const (
+	DropDenied      = "denied"       // its source is outside the allow-list
+	DropFull        = "full"         // a TCP connection beyond the connection cap
+	DropRateLimited = "rate_limited" // over the response rate limit
+)
+
 // Vectors are the metric families on one registry, shared by every protocol.
 type Vectors struct {
 	requests *prometheus.CounterVec
 	answers  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	dropped  *prometheus.CounterVec
 }
 
 // Register registers the dip metric families with reg. Register them once
@@ -60,8 +70,10 @@ func Register(reg prometheus.Registerer) (*Vectors, error) {
 		duration: metric.HistogramVec("lnpdb_dip_duration_seconds",
 			"Time from a decoded dip request to its answer, by protocol.",
 			[]float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05}, "proto"),
+		dropped: metric.CounterVec("lnpdb_dip_dropped_total",
+			"Requests (and TCP connections, closed at accept) dropped without an answer, by protocol and reason (denied: source outside the allow-list; full: connection cap reached; rate_limited: over the response rate limit).", "proto", "reason"),
 	}
-	if err := metric.Register(reg, v.requests, v.answers, v.duration); err != nil {
+	if err := metric.Register(reg, v.requests, v.answers, v.duration, v.dropped); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
 			return nil, fmt.Errorf("dip metrics registered twice on one registry: %w", err)
@@ -80,11 +92,26 @@ func (v *Vectors) For(proto string) *Metrics {
 		requests: v.requests.WithLabelValues(proto),
 		duration: v.duration.WithLabelValues(proto),
 		answers:  make(map[string]prometheus.Counter),
+		dropped:  make(map[string]prometheus.Counter),
 	}
 	for _, o := range []string{Ported, Pooled, Home, Vacant, Invalid, Skipped, Error, Refused, Malformed} {
 		m.answers[o] = v.answers.WithLabelValues(proto, o)
 	}
+	for _, r := range []string{DropDenied, DropFull, DropRateLimited} {
+		m.dropped[r] = v.dropped.WithLabelValues(proto, r)
+	}
 	return m
+}
+
+// Dropped counts one request or connection dropped unanswered, for reason
+// (one of the Drop constants).
+func (m *Metrics) Dropped(reason string) {
+	if m == nil {
+		return
+	}
+	if c, ok := m.dropped[reason]; ok {
+		c.Inc()
+	}
 }
 
 // Request counts one request received.

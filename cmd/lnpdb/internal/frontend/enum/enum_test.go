@@ -45,7 +45,7 @@ func query(number string) *dns.Msg {
 // serve starts h on loopback UDP and TCP and returns their addresses.
 func serve(t *testing.T, h *Handler) (udp, tcp string) {
 	t.Helper()
-	s := NewServer(h)
+	s := NewServer(h, ServerConfig{})
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

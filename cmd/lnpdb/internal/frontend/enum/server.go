@@ -3,9 +3,12 @@ package enum
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"runtime"
+	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/udpbatch"
 	"github.com/miekg/dns"
@@ -14,17 +17,42 @@ import (
 // ErrServerClosed is returned by the Serve methods after Shutdown.
 var ErrServerClosed = errors.New("enum: server closed")
 
+// TCP bounds, as BIND's: at most DefaultTCPMaxConns connections open at
+// once (BIND's tcp-clients), tcpInitialTimeout for a connection's first
+// query, tcpIdleTimeout between queries (RFC 7766 §6.2.3 asks for seconds,
+// not minutes) and at most tcpMaxQueries queries on one connection.
+const (
+	DefaultTCPMaxConns = 150
+	tcpInitialTimeout  = 2 * time.Second
+	tcpIdleTimeout     = 8 * time.Second
+	tcpMaxQueries      = 128
+)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	// TCPMaxConns caps the TCP connections open at once, across every
+	// listener; 0: DefaultTCPMaxConns.
+	TCPMaxConns int
+	Metrics     *dipstat.Metrics // counts connections dropped; nil: none
+	Logger      *slog.Logger     // takes accept errors; nil: none
+}
+
 // Server serves a Handler on any number of UDP sockets and TCP listeners.
 type Server struct {
-	h *Handler
+	h   *Handler
+	tcp *sockets.Gate
 
 	servers sockets.Set[*dns.Server]
 	udp     sockets.Set[*net.UDPConn]
 }
 
 // NewServer returns a Server answering with h.
-func NewServer(h *Handler) *Server {
-	return &Server{h: h}
+func NewServer(h *Handler, cfg ServerConfig) *Server {
+	lim := sockets.Limits{MaxConns: cfg.TCPMaxConns, Dropped: cfg.Metrics.Dropped, Logger: cfg.Logger}
+	if lim.MaxConns <= 0 {
+		lim.MaxConns = DefaultTCPMaxConns
+	}
+	return &Server{h: h, tcp: sockets.NewGate(lim)}
 }
 
 // ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
@@ -53,10 +81,19 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 // EDNS0 buffer size clients advertise in practice.
 const maxUDP = 4096
 
-// ServeTCP answers queries on connections accepted from l until Shutdown.
+// ServeTCP answers queries on connections accepted from l until Shutdown,
+// within the server's TCP bounds; an accept error does not end it.
 func (s *Server) ServeTCP(l net.Listener) error {
-	return s.serve(&dns.Server{Listener: l, Handler: s.h, Net: "tcp"})
+	return s.serve(&dns.Server{
+		Listener: s.tcp.Listener(l), Handler: s.h, Net: "tcp",
+		ReadTimeout:   tcpInitialTimeout,
+		IdleTimeout:   func() time.Duration { return tcpIdleTimeout },
+		MaxTCPQueries: tcpMaxQueries,
+	})
 }
+
+// TCPConns returns the number of TCP connections open.
+func (s *Server) TCPConns() int { return s.tcp.Open() }
 
 func (s *Server) serve(srv *dns.Server) error {
 	if !s.servers.Add(srv, nil) {

@@ -28,7 +28,15 @@
 // (as with rport, RFC 3581). sipgo's transaction layer, which would keep a
 // state machine and timers for every INVITE, is not used.
 //
-// An allow-list of source networks, when set, answers 403 to everyone else.
+// Over TCP the server holds at most [Config.TCPMaxConns] connections and
+// closes one idle for [Config.TCPIdle], as Kamailio's tcp_max_connections
+// and tcp_connection_lifetime bound a proxy's; a connection beyond the cap
+// is closed as it is accepted, and a failed accept (descriptors run out) is
+// retried, never ending the server (internal/frontend/sockets's Gate).
+//
+// An allow-list of source networks, when set, answers 403 to everyone else
+// over UDP; over TCP a connection from outside it is closed at accept,
+// before a byte is read.
 // The server reads the table through [Tables] on every request, so it
 // follows reloads and live updates.
 package sipredirect
@@ -59,6 +67,14 @@ import (
 // DefaultPort is SIP's port.
 const DefaultPort = 5060
 
+// Defaults of Config's TCP bounds: Kamailio's tcp_max_connections and
+// tcp_connection_lifetime. A peer keeping its connection open sends a
+// CRLF keep-alive (RFC 5626 §4.4.1) more often than that.
+const (
+	DefaultTCPMaxConns = 2048
+	DefaultTCPIdle     = 120 * time.Second
+)
+
 // Tables gives the server the table to answer from; DB returns nil when
 // none is loaded.
 type Tables interface {
@@ -69,7 +85,13 @@ type Tables interface {
 type Config struct {
 	Tables Tables
 	// Allow lists the source networks served; empty: every source.
-	Allow   []netip.Prefix
+	Allow []netip.Prefix
+	// TCPMaxConns caps the TCP connections open at once, across every
+	// listener; 0: DefaultTCPMaxConns.
+	TCPMaxConns int
+	// TCPIdle closes a TCP connection nothing arrived on for this long;
+	// 0: DefaultTCPIdle.
+	TCPIdle time.Duration
 	Metrics *dipstat.Metrics // nil: no metrics
 	Logger  *slog.Logger     // nil: no logs
 }
@@ -79,6 +101,7 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 	tp  *sip.TransportLayer
+	tcp *sockets.Gate
 
 	listeners sockets.Set[io.Closer]
 	inflight  sync.WaitGroup
@@ -98,6 +121,17 @@ func New(cfg Config) (*Server, error) {
 	libLog := slog.New(levelFilter{log.Handler(), slog.LevelWarn})
 	tp := sip.NewTransportLayer(net.DefaultResolver, sip.NewParser(), nil, sip.WithTransportLayerLogger(libLog))
 	s := &Server{cfg: cfg, log: log, tp: tp}
+	lim := sockets.Limits{MaxConns: cfg.TCPMaxConns, Idle: cfg.TCPIdle, Dropped: cfg.Metrics.Dropped, Logger: log}
+	if lim.MaxConns <= 0 {
+		lim.MaxConns = DefaultTCPMaxConns
+	}
+	if lim.Idle <= 0 {
+		lim.Idle = DefaultTCPIdle
+	}
+	if len(cfg.Allow) > 0 {
+		lim.Allow = s.allowedAddr
+	}
+	s.tcp = sockets.NewGate(lim)
 	tp.OnMessage(s.handle)
 	return s, nil
 }
@@ -200,14 +234,19 @@ func (w *appendWriter) WriteString(s string) (int, error) {
 	return len(s), nil
 }
 
-// ServeTCP answers requests on connections accepted from l until Shutdown.
+// ServeTCP answers requests on connections accepted from l until Shutdown,
+// within the server's TCP bounds; an accept error does not end it.
 func (s *Server) ServeTCP(l net.Listener) error {
-	if !s.listeners.Add(l, nil) {
-		l.Close()
+	gl := s.tcp.Listener(l)
+	if !s.listeners.Add(gl, nil) {
+		gl.Close()
 		return ErrServerClosed
 	}
-	return s.served(l, s.tp.ServeTCP(l))
+	return s.served(gl, s.tp.ServeTCP(gl))
 }
+
+// TCPConns returns the number of TCP connections open.
+func (s *Server) TCPConns() int { return s.tcp.Open() }
 
 // ErrServerClosed is returned by the Serve methods after Shutdown.
 var ErrServerClosed = errors.New("sipredirect: server closed")
@@ -366,7 +405,10 @@ func (s *Server) allowed(source string) bool {
 	if err != nil {
 		return false
 	}
-	a := ap.Addr().Unmap()
+	return s.allowedAddr(ap.Addr().Unmap())
+}
+
+func (s *Server) allowedAddr(a netip.Addr) bool {
 	for _, p := range s.cfg.Allow {
 		if p.Contains(a) {
 			return true

@@ -2,9 +2,11 @@ package sipredirect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,4 +290,62 @@ func TestDatagramsNotAnswered(t *testing.T) {
 		_, ok := s.answerDatagram(nil, []byte(d), from)
 		assert.False(t, ok, d)
 	}
+}
+
+// serveTCP serves s on a loopback TCP listener and returns its address.
+func serveTCP(t *testing.T, s *Server) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.ServeTCP(l) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		assert.NoError(t, s.Shutdown(ctx))
+		assert.ErrorIs(t, <-done, ErrServerClosed)
+	})
+	return l.Addr().String()
+}
+
+// closedByServer reports whether the server closed c within two seconds,
+// with nothing sent.
+func closedByServer(t *testing.T, c net.Conn) bool {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+	n, err := c.Read(make([]byte, 1))
+	return n == 0 && err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// TestTCPBounds: over TCP an idle connection is closed after TCPIdle, one
+// beyond TCPMaxConns at once, and one from outside the allow-list at
+// accept, before it sends anything.
+func TestTCPBounds(t *testing.T) {
+	db := testdb.Sample(t)
+	s, err := New(Config{Tables: diptest.Fixed(db), TCPIdle: 200 * time.Millisecond, TCPMaxConns: 2})
+	require.NoError(t, err)
+	addr := serveTCP(t, s)
+	var cs []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	start := time.Now()
+	assert.True(t, closedByServer(t, cs[2]), "beyond the cap")
+	assert.Less(t, time.Since(start), 150*time.Millisecond, "closed at accept, not when idle")
+	assert.True(t, closedByServer(t, cs[0]), "idle")
+	assert.True(t, closedByServer(t, cs[1]), "idle")
+	require.Eventually(t, func() bool { return s.TCPConns() == 0 }, 2*time.Second, 10*time.Millisecond)
+
+	s2, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", serveTCP(t, s2))
+	require.NoError(t, err)
+	defer c.Close()
+	start = time.Now()
+	assert.True(t, closedByServer(t, c), "outside the allow-list")
+	assert.Less(t, time.Since(start), time.Second, "at accept")
+	assert.Zero(t, s2.TCPConns())
 }

@@ -3,7 +3,12 @@
 // reaches every one, a Serve that starts after it refuses, and a Serve
 // that ends because of it reports the server closed rather than the error
 // closing its socket caused. The ENUM, pdb and SIP redirect servers share
-// it; it owns no sockets and closes nothing itself.
+// it.
+//
+// It also owns what every TCP listener of the server admits ([Gate]): a
+// connection cap, an idle lifetime, an allow-list applied at accept, and
+// the rule that an accept error (descriptors run out) is retried, never
+// fatal. The HTTP, SIP and DNS listeners are all served through a Gate.
 package sockets
 
 import (

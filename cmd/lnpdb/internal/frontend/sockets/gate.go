@@ -1,0 +1,236 @@
+package sockets
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound what one TCP front end holds, as a SIP proxy bounds its
+// TCP side (Kamailio's tcp_max_connections and tcp_connection_lifetime).
+type Limits struct {
+	// MaxConns caps the connections open at once across every listener of
+	// the gate; a connection accepted beyond it is closed at once, before
+	// a byte is read. 0: no cap.
+	MaxConns int
+	// Idle closes a connection on which nothing was read for this long.
+	// 0: the server's own timeouts apply (HTTP's and DNS's servers set
+	// their own read deadlines, which this would override).
+	Idle time.Duration
+	// Allow, when not nil, admits a connection only from the sources it
+	// accepts; any other is closed at accept, before a byte is read.
+	Allow func(netip.Addr) bool
+	// Dropped, when not nil, is called for every connection closed at
+	// accept, with why: [DropDenied] or [DropFull].
+	Dropped func(why string)
+	// Logger takes accept errors (at most one line a second); nil: none.
+	Logger *slog.Logger
+}
+
+// Why a gate closed a connection at accept.
+const (
+	DropDenied = "denied" // the source is outside Limits.Allow
+	DropFull   = "full"   // Limits.MaxConns connections were open
+)
+
+// Gate admits a TCP front end's connections under its Limits. It owns the
+// rule that a listener's accept error is never fatal: every TCP listener of
+// the server is served through a Gate's [Gate.Listener], whose Accept
+// retries a failed accept (EMFILE and ENFILE when descriptors run out,
+// ENOBUFS, ECONNABORTED, anything but the listener's own close) after a
+// pause growing from 5 ms to 1 s, and returns only accepted connections or
+// [net.ErrClosed]. A server handed such a listener never sees the error
+// that would end its Serve.
+type Gate struct {
+	lim     Limits
+	open    atomic.Int64
+	failed  atomic.Int64
+	lastLog atomic.Int64 // unix nanoseconds of the last accept error logged
+}
+
+// NewGate returns a gate enforcing lim.
+func NewGate(lim Limits) *Gate {
+	return &Gate{lim: lim}
+}
+
+// Open returns the number of connections open through the gate.
+func (g *Gate) Open() int { return int(g.open.Load()) }
+
+// AcceptErrors returns the number of accept errors retried.
+func (g *Gate) AcceptErrors() int64 { return g.failed.Load() }
+
+// Listener returns l admitting connections through g. Closing it closes l
+// and ends a pause between retries at once.
+func (g *Gate) Listener(l net.Listener) net.Listener {
+	return &listener{Listener: l, g: g, closed: make(chan struct{})}
+}
+
+// Accept-retry pauses: as net/http's Server waits after a temporary error.
+const (
+	minRetry = 5 * time.Millisecond
+	maxRetry = time.Second
+)
+
+type listener struct {
+	net.Listener
+	g      *Gate
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (l *listener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+func (l *listener) Accept() (net.Conn, error) {
+	g := l.g
+	var pause time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			select {
+			case <-l.closed:
+				return nil, err
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			g.failed.Add(1)
+			pause = min(max(2*pause, minRetry), maxRetry)
+			g.logAcceptError(l.Addr(), err, pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-l.closed:
+				t.Stop()
+				return nil, net.ErrClosed
+			}
+			continue
+		}
+		pause = 0
+		if g.lim.Allow != nil && !g.lim.Allow(sourceAddr(c.RemoteAddr())) {
+			c.Close()
+			g.drop(DropDenied)
+			continue
+		}
+		if n := g.open.Add(1); g.lim.MaxConns > 0 && n > int64(g.lim.MaxConns) {
+			g.open.Add(-1)
+			c.Close()
+			g.drop(DropFull)
+			continue
+		}
+		return &conn{Conn: c, g: g}, nil
+	}
+}
+
+func (g *Gate) drop(why string) {
+	if g.lim.Dropped != nil {
+		g.lim.Dropped(why)
+	}
+}
+
+func (g *Gate) logAcceptError(addr net.Addr, err error, pause time.Duration) {
+	if g.lim.Logger == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := g.lastLog.Load()
+	if now-last < int64(time.Second) || !g.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	g.lim.Logger.Warn("accept failed; retrying", "addr", addr, "err", err, "retry_in", pause,
+		"open", g.Open(), "accept_errors", g.AcceptErrors())
+}
+
+// sourceAddr is a connection's remote address, IPv4-mapped IPv6 unmapped;
+// the zero Addr when it has none.
+func sourceAddr(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// conn is an admitted connection: it gives its place back when closed and,
+// with Limits.Idle, reads end (io.EOF, the connection closed) once nothing
+// arrived for that long.
+type conn struct {
+	net.Conn
+	g    *Gate
+	once sync.Once
+}
+
+func (c *conn) Read(b []byte) (int, error) {
+	idle := c.g.lim.Idle
+	if idle <= 0 {
+		return c.Conn.Read(b)
+	}
+	if err := c.Conn.SetReadDeadline(time.Now().Add(idle)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(b)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		// Idle for too long: the peer's connection ends as if it had
+		// closed it, which servers treat as the quiet end it is.
+		c.Close()
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (c *conn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.g.open.Add(-1) })
+	return err
+}
+
+// ReadFrom keeps the kernel's copy (sendfile, splice) of the connection
+// under it for a server writing a file.
+func (c *conn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// CloseWrite half-closes the connection under it, as net/http does before
+// closing a connection whose request it did not read whole.
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+// Shares of the descriptor limit that each kind of TCP front end may hold
+// at most, so that the caps together leave an eighth of the descriptors to
+// the table, the journal, the UDP sockets, the stores' and peers'
+// connections: no front end, nor all of them together, runs the process
+// out of descriptors.
+const (
+	ShareHTTP = 2 // HTTP (API and metrics): a half
+	ShareSIP  = 4 // SIP over TCP: a quarter
+	ShareDNS  = 8 // DNS over TCP: an eighth
+)
+
+// Cap returns a connection cap of at most most and at most the descriptor
+// limit divided by share (at least 1); most when the limit is unknown.
+func Cap(most, share int) int {
+	n := DescriptorLimit()
+	if n <= 0 {
+		return most
+	}
+	return max(1, min(most, n/share))
+}

@@ -1,0 +1,177 @@
+package sockets
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// echo serves l through g, echoing what each connection sends.
+func echo(t *testing.T, g *Gate) (addr string) {
+	t.Helper()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	l := g.Listener(raw)
+	done := make(chan error, 1)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				done <- err
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		assert.ErrorIs(t, <-done, net.ErrClosed)
+	})
+	return raw.Addr().String()
+}
+
+// closedByServer reports whether the server closed c within a second.
+func closedByServer(t *testing.T, c net.Conn) bool {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
+	_, err := c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func roundTrip(t *testing.T, c net.Conn) {
+	t.Helper()
+	_, err := c.Write([]byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
+	b := make([]byte, 1)
+	_, err = io.ReadFull(c, b)
+	require.NoError(t, err)
+}
+
+func TestGateCap(t *testing.T) {
+	var mu sync.Mutex
+	dropped := map[string]int{}
+	g := NewGate(Limits{MaxConns: 2, Dropped: func(why string) { mu.Lock(); dropped[why]++; mu.Unlock() }})
+	addr := echo(t, g)
+	var cs []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	roundTrip(t, cs[0])
+	roundTrip(t, cs[1])
+	assert.True(t, closedByServer(t, cs[2]), "the third is closed at accept")
+	assert.Equal(t, 2, g.Open())
+	cs[0].Close()
+	require.Eventually(t, func() bool { return g.Open() == 1 }, 2*time.Second, 5*time.Millisecond, "a closed connection gives its place back")
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	roundTrip(t, c)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]int{DropFull: 1}, dropped)
+}
+
+func TestGateIdle(t *testing.T) {
+	g := NewGate(Limits{Idle: 150 * time.Millisecond})
+	addr := echo(t, g)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	for range 4 { // activity keeps it open past the idle time
+		roundTrip(t, c)
+		time.Sleep(75 * time.Millisecond)
+	}
+	start := time.Now()
+	assert.True(t, closedByServer(t, c), "closed once idle")
+	assert.Less(t, time.Since(start), 900*time.Millisecond)
+	require.Eventually(t, func() bool { return g.Open() == 0 }, time.Second, 5*time.Millisecond)
+}
+
+func TestGateAllow(t *testing.T) {
+	var denied int
+	var mu sync.Mutex
+	g := NewGate(Limits{
+		Allow:   func(a netip.Addr) bool { return a == netip.MustParseAddr("192.0.2.1") },
+		Dropped: func(why string) { mu.Lock(); assert.Equal(t, DropDenied, why); denied++; mu.Unlock() },
+	})
+	addr := echo(t, g)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.True(t, closedByServer(t, c), "closed at accept, nothing read")
+	assert.Zero(t, g.Open())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, denied)
+}
+
+// failing fails its first n accepts with err, then accepts from the real
+// listener under it.
+type failing struct {
+	net.Listener
+	mu  sync.Mutex
+	n   int
+	err error
+}
+
+func (f *failing) Accept() (net.Conn, error) {
+	f.mu.Lock()
+	if f.n > 0 {
+		f.n--
+		f.mu.Unlock()
+		return nil, f.err
+	}
+	f.mu.Unlock()
+	return f.Listener.Accept()
+}
+
+// TestGateAcceptErrorsRetried: an accept error (here EMFILE, as the
+// descriptors running out gives it; the real exhaustion is in cmd/lnpdb's
+// TestServeSurvivesDescriptorExhaustion) never reaches the server, and a
+// Close ends the pause between retries.
+func TestGateAcceptErrorsRetried(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := NewGate(Limits{})
+	l := g.Listener(&failing{Listener: raw, n: 4, err: &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}})
+	c, err := net.Dial("tcp", raw.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	sc, err := l.Accept()
+	require.NoError(t, err, "the errors were retried")
+	sc.Close()
+	assert.EqualValues(t, 4, g.AcceptErrors())
+
+	l2 := g.Listener(&failing{Listener: raw, n: 1000, err: &net.OpError{Op: "accept", Net: "tcp", Err: syscall.ENFILE}})
+	done := make(chan error, 1)
+	go func() { _, err := l2.Accept(); done <- err }()
+	time.Sleep(50 * time.Millisecond)
+	l2.Close()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, net.ErrClosed)
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end Accept")
+	}
+}
+
+func TestCap(t *testing.T) {
+	n := DescriptorLimit()
+	if n == 0 {
+		t.Skip("no open-file limit known")
+	}
+	assert.Equal(t, max(1, min(1<<30, n/4)), Cap(1<<30, 4))
+	assert.Equal(t, 1, Cap(1, 4))
+}
