@@ -94,7 +94,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 		h.refuse(w, r, key, errUnavailable)
 		return
 	}
-	if !h.allow(w, r, key, len(st.numbers)) {
+	if !h.allowLookups(w, r, key, len(st.numbers)) {
 		return
 	}
 	place, ok := h.inflight.acquire(w, r, key)

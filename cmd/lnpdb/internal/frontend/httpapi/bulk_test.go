@@ -46,9 +46,12 @@ func TestBulkCostsPerNumber(t *testing.T) {
 
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
 	r = s.do(t, http.MethodPost, "/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124","12025550125","12025550126"]}`, limited...)
-	checkErrorBody(t, r, http.StatusTooManyRequests, CodeRateLimitExceeded)
-	assert.Equal(t, "3", r.Header.Get("X-RateLimit-Remaining"), "a refused request counts nothing")
+	checkErrorBody(t, r, http.StatusUnprocessableEntity, CodeBulkExceedsRateLimit)
+	assert.Equal(t, "2", r.Header.Get("X-RateLimit-Remaining"), "more than the whole limit is a bad request: it counts one")
 	r = s.do(t, http.MethodPost, "/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124","12025550125"]}`, limited...)
+	checkErrorBody(t, r, http.StatusTooManyRequests, CodeRateLimitExceeded)
+	assert.Equal(t, "2", r.Header.Get("X-RateLimit-Remaining"), "a request over what is left counts nothing")
+	r = s.do(t, http.MethodPost, "/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124"]}`, limited...)
 	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
 	assert.Equal(t, "0", r.Header.Get("X-RateLimit-Remaining"))
 }

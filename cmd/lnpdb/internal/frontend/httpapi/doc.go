@@ -43,7 +43,9 @@
 // its lookup fields (at most [MaxGraphQLLookups], and the numbers of its
 // lookupLrnBulk fields), a bulk request as many as its numbers; a request
 // that makes none counts one. A request whose lookups exceed what is left
-// is answered 429 before any is done. GraphQL and bulk requests of one key
+// is answered 429 before any is done; one whose lookups exceed the key's
+// whole limit, which no wait would let through, is refused with 422
+// BULK_EXCEEDS_RATE_LIMIT (in GraphQL, an error with that code). GraphQL and bulk requests of one key
 // run at most [MaxInFlightPerKey] at a time; the next waits up to a second
 // for a place, then is answered 429.
 // When the limiter itself fails the request is let through and the failure is

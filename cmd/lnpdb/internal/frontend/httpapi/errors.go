@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
@@ -22,6 +23,9 @@ const (
 	CodeNumberNotFound      = "NUMBER_NOT_FOUND"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
 	CodeRateLimitExceeded   = "RATE_LIMIT_EXCEEDED"
+	// A request of more lookups than its key may make in a whole window:
+	// it can never succeed, and waiting does not help.
+	CodeBulkExceedsRateLimit = "BULK_EXCEEDS_RATE_LIMIT"
 	CodeInternalError       = "INTERNAL_ERROR"
 	CodeUnavailable         = "UNAVAILABLE"
 	CodeNotFound            = "NOT_FOUND"
@@ -190,6 +194,25 @@ func writeRateLimited(w http.ResponseWriter, d ratelimit.Decision) {
 		Code:       CodeRateLimitExceeded,
 		Message:    "Please wait before making another request",
 		RetryAfter: secs,
-		Details:    "This API key may make " + strconv.Itoa(d.Limit) + " requests per window; the window resets in " + strconv.Itoa(secs) + " s",
+		Details:    "This API key may make " + strconv.Itoa(d.Limit) + " lookups per window; the window resets in " + strconv.Itoa(secs) + " s",
 	})
+}
+
+// exceedsLimit is the answer to a request of n lookups when its key may
+// make only limit in a window of window (0: the limiter does not say): 422,
+// for no wait lets it through. The details name both numbers and what to
+// do.
+func exceedsLimit(n, limit int, window time.Duration) *apiError {
+	return &apiError{http.StatusUnprocessableEntity, errorBody{
+		"Request exceeds the rate limit", CodeBulkExceedsRateLimit,
+		exceedsLimitDetails(n, limit, window)}}
+}
+
+func exceedsLimitDetails(n, limit int, window time.Duration) string {
+	per := "per window"
+	if window > 0 {
+		per = "per " + strconv.Itoa(ratelimit.CeilSeconds(window)) + " s"
+	}
+	return "This request makes " + strconv.Itoa(n) + " lookups; this API key may make " + strconv.Itoa(limit) +
+		" lookups " + per + ", so no wait lets it through: send at most " + strconv.Itoa(limit) + " lookups (numbers of a bulk request) at once"
 }

@@ -175,7 +175,8 @@ func TestGraphQLCostsPerLookup(t *testing.T) {
 	r, _ = s.gql(t, `query($skip: Boolean!) { ...F a: lookupCnam(phoneNumber: "12025550123") @include(if: $skip) { cnam } } fragment F on Query { lookupTrust(phoneNumber: "12025550123") { trustScore } }`, map[string]any{"skip": true})
 	assert.Equal(t, "181", r.Header.Get("X-RateLimit-Remaining"), "fragments and directives are followed")
 
-	// limitedKey has 3: a 4-lookup request is refused whole, and costs nothing.
+	// limitedKey has 3: a 4-lookup request can never run; it is refused
+	// whole, makes no lookup and costs one, as any refused request.
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
 	b, _ := json.Marshal(map[string]any{"query": aliases(4)})
 	cnamLookups := func() string {
@@ -190,11 +191,19 @@ func TestGraphQLCostsPerLookup(t *testing.T) {
 	before := cnamLookups()
 	assert.Contains(t, before, "} 12", "10, 1 merged and 1 included")
 	r = s.do(t, http.MethodPost, "/graphql", string(b), limited...)
+	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
+	assert.Contains(t, string(r.body), `"code":"BULK_EXCEEDS_RATE_LIMIT"`)
+	assert.Equal(t, "2", r.Header.Get("X-RateLimit-Remaining"))
+	assert.Empty(t, r.Header.Get("Retry-After"))
+	assert.Equal(t, before, cnamLookups(), "no lookup was made")
+	// 3 exceed what is left (2): refused whole, told to wait, costs nothing.
+	b, _ = json.Marshal(map[string]any{"query": aliases(3)})
+	r = s.do(t, http.MethodPost, "/graphql", string(b), limited...)
 	checkErrorBody(t, r, http.StatusTooManyRequests, CodeRateLimitExceeded)
-	assert.Equal(t, "3", r.Header.Get("X-RateLimit-Remaining"))
+	assert.Equal(t, "2", r.Header.Get("X-RateLimit-Remaining"))
 	assert.NotEmpty(t, r.Header.Get("Retry-After"))
 	assert.Equal(t, before, cnamLookups(), "no lookup was made")
-	b, _ = json.Marshal(map[string]any{"query": aliases(3)})
+	b, _ = json.Marshal(map[string]any{"query": aliases(2)})
 	r = s.do(t, http.MethodPost, "/graphql", string(b), limited...)
 	require.Equal(t, http.StatusOK, r.StatusCode, "%s", r.body)
 	assert.Equal(t, "0", r.Header.Get("X-RateLimit-Remaining"))

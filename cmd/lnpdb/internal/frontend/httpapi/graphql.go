@@ -448,7 +448,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 	if p, roots := h.planned(r.Context(), st, params); p != nil {
 		// A document lrnOperation answered before, with variables gqlgen
 		// would take as they are: its lookups, as lrnOperation makes them.
-		if !h.allow(w, r, key, len(roots)) {
+		if !h.allowGraphQL(w, r, key, len(roots), gqlMedia) {
 			return
 		}
 		st.singles = len(roots)
@@ -480,7 +480,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		st.singles, st.bulk = countLookups(rc)
 		cost = max(1, min(st.singles, MaxGraphQLLookups)+min(st.bulk, MaxBulkNumbers))
 	}
-	if !h.allow(w, r, key, cost) {
+	if !h.allowGraphQL(w, r, key, cost, gqlMedia) {
 		return
 	}
 	var resp *graphql.Response
@@ -503,6 +503,33 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		w.Header()["Content-Type"] = hdrGraphQLResponse
 	}
 	writeGraphQL(w, status, resp)
+}
+
+// allowGraphQL is allowLookups for a GraphQL request of n lookups: one of
+// more lookups than its key may make in a whole window is answered as a
+// document that cannot run (200, or 400 in the GraphQL-over-HTTP media
+// type), its error's extensions holding BULK_EXCEEDS_RATE_LIMIT, the limit
+// and the request's lookups; it counts one, as any refused request does.
+func (h *Handler) allowGraphQL(w *recorder, r *http.Request, key auth.Key, n int, gqlMedia bool) bool {
+	limit := h.keyLimit(key)
+	if n <= limit {
+		return h.allow(w, r, key, n)
+	}
+	if !h.allow(w, r, key, 1) {
+		return false
+	}
+	e := exceedsLimit(n, limit, h.window)
+	status := http.StatusOK
+	if gqlMedia {
+		status = http.StatusBadRequest
+		w.Header()["Content-Type"] = hdrGraphQLResponse
+	}
+	writeGraphQL(w, status, &graphql.Response{Errors: gqlerror.List{{
+		Message: e.body.Details,
+		Extensions: map[string]any{"code": e.body.Code, "details": e.body.Details,
+			"limit": limit, "lookups": n},
+	}}})
+	return false
 }
 
 // boundErrors keeps the first maxGraphQLErrors errors, clipped, and says

@@ -26,10 +26,10 @@ func TestRateLimitHeadersSameWithRedis(t *testing.T) {
 	limited := []string{"Content-Type", "application/json", "Authorization", "Bearer " + limitedKey}
 	headers := []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Ratelimit", "Ratelimit-Policy", "Retry-After"}
 	reqs := []struct{ path, body string }{
-		{"/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124","12025550125","12025550126"]}`}, // 4 of 3: refused whole
+		{"/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124","12025550125","12025550126"]}`}, // 4 of a limit of 3: refused as such, counts one
 		{"/api/v1/lrn", `{"phone_number":"12025550123"}`},
-		{"/graphql", `{"query":"{ lookupCnam(phoneNumber: \"12025550123\") { cnam } }"}`},
 		{"/api/v1/lrn/bulk", `{"phone_numbers":["12025550123","12025550124"]}`}, // 2 of 1: refused whole
+		{"/graphql", `{"query":"{ lookupCnam(phoneNumber: \"12025550123\") { cnam } }"}`},
 		{"/api/v1/trust", `{"phone_number":"12025550123"}`},
 		{"/api/v1/lrn", `{"phone_number":"12025550123"}`},
 	}
@@ -44,7 +44,7 @@ func TestRateLimitHeadersSameWithRedis(t *testing.T) {
 		}
 		assert.Equal(t, a.body, b.body, rq.path)
 	}
-	assert.Equal(t, []int{429, 200, 200, 429, 200, 429}, codes)
+	assert.Equal(t, []int{422, 200, 429, 200, 429, 429}, codes)
 	assert.True(t, rl.Status().OK)
 	assert.Zero(t, rl.Status().Fallbacks)
 

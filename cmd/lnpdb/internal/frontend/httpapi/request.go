@@ -165,11 +165,7 @@ func (h *Handler) authenticate(w *recorder, r *http.Request) (auth.Key, bool) {
 // refused whole, none of them counted: allow then writes the 429 and
 // returns false.
 func (h *Handler) allow(w *recorder, r *http.Request, key auth.Key, n int) bool {
-	limit := key.Limit
-	if limit <= 0 {
-		limit = h.limit
-	}
-	d, err := h.limiter.AllowN(r.Context(), key.HexHash(), limit, n)
+	d, err := h.limiter.AllowN(r.Context(), key.HexHash(), h.keyLimit(key), n)
 	if err != nil {
 		// Fail open: a routing lookup matters more than an exact count.
 		h.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter failed; request let through",
@@ -185,6 +181,26 @@ func (h *Handler) allow(w *recorder, r *http.Request, key auth.Key, n int) bool 
 		return false
 	}
 	return true
+}
+
+// keyLimit is key's budget of lookups per window.
+func (h *Handler) keyLimit(key auth.Key) int {
+	if key.Limit > 0 {
+		return key.Limit
+	}
+	return h.limit
+}
+
+// allowLookups is allow for a request of n lookups that may exceed the
+// key's whole budget (a bulk request): such a request is refused with
+// 422 BULK_EXCEEDS_RATE_LIMIT, counting one as any refused request does,
+// instead of being told to wait for a window that never holds it.
+func (h *Handler) allowLookups(w *recorder, r *http.Request, key auth.Key, n int) bool {
+	if limit := h.keyLimit(key); n > limit {
+		h.refuse(w, r, key, exceedsLimit(n, limit, h.window))
+		return false
+	}
+	return h.allow(w, r, key, n)
 }
 
 // refuse answers e to an authenticated request that makes no lookup; it
