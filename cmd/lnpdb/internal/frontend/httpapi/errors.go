@@ -26,9 +26,9 @@ const (
 	// A request of more lookups than its key may make in a whole window:
 	// it can never succeed, and waiting does not help.
 	CodeBulkExceedsRateLimit = "BULK_EXCEEDS_RATE_LIMIT"
-	CodeInternalError       = "INTERNAL_ERROR"
-	CodeUnavailable         = "UNAVAILABLE"
-	CodeNotFound            = "NOT_FOUND"
+	CodeInternalError        = "INTERNAL_ERROR"
+	CodeUnavailable          = "UNAVAILABLE"
+	CodeNotFound             = "NOT_FOUND"
 	// Admin API only: the disk under the table is full (507) or failing
 	// (503); an Idempotency-Key sent again with another feed (422).
 	CodeInsufficientStorage  = "INSUFFICIENT_STORAGE"

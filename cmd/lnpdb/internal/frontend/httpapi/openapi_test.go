@@ -134,7 +134,7 @@ func TestOpenAPIDescribesResponses(t *testing.T) {
 		call{"main", "DELETE", "/openapi.json", "", nil, 405},
 	)
 	calls = append(calls, call{"main", "POST", "/api/v1/lrn/bulk", bulkOf(4), limited, 422}) // over the limited key's whole 3
-	for range 4 { // the limited key allows 3
+	for range 4 {                                                                            // the limited key allows 3
 		calls = append(calls, call{"main", "POST", "/api/v1/cnam", `{"phone_number":"12025550123"}`, limited, 0})
 	}
 	calls = append(calls, call{"main", "POST", "/graphql", gq, limited, 429})
