@@ -293,6 +293,9 @@ func (s *BoltStore) Credit(_ context.Context, accountID string, amount Micros, r
 			return nil
 		}
 		c = Credit{AccountID: accountID, Ref: ref, Amount: amount, Created: now.UTC()}
+		if err := checkCredited(accountID, a.Credited, amount); err != nil {
+			return err
+		}
 		a.Balance += amount
 		a.Credited += amount
 		applied = true
@@ -592,8 +595,21 @@ func checkCredit(amount Micros, ref string) error {
 	if amount <= 0 {
 		return fmt.Errorf("%w: a credit must be positive, not %s", ErrInvalid, amount)
 	}
+	if amount > MaxCredit {
+		return fmt.Errorf("%w: a credit may be at most $%s, not $%s", ErrInvalid, MaxCredit, amount)
+	}
 	if strings.TrimSpace(ref) == "" || len(ref) > 200 {
 		return fmt.Errorf("%w: a credit needs a reference (an invoice number) of 1 to 200 characters", ErrInvalid)
+	}
+	return nil
+}
+
+// checkCredited refuses a top-up that would take what a wallet was
+// credited in all past MaxCredited. The balance never exceeds it, so its
+// sums cannot overflow either.
+func checkCredited(accountID string, credited, amount Micros) error {
+	if sum, ok := addMicros(credited, amount); !ok || sum > MaxCredited {
+		return fmt.Errorf("%w: account %s was credited $%s in all; another $%s would pass the most a wallet may be credited, $%s", ErrInvalid, accountID, credited, amount, MaxCredited)
 	}
 	return nil
 }
@@ -604,6 +620,9 @@ func checkPrice(kind Kind, price Micros) error {
 	}
 	if price < 0 {
 		return fmt.Errorf("%w: a price must not be negative", ErrInvalid)
+	}
+	if price > MaxPrice {
+		return fmt.Errorf("%w: a price may be at most $%s, not $%s", ErrInvalid, MaxPrice, price)
 	}
 	return nil
 }

@@ -261,7 +261,7 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 		if !paid && (!sync || tries >= maxTries) {
 			price := a.prices[ki]
 			if addon {
-				price += a.prices[KindMessagingAddon.index()]
+				price, _ = addMicros(price, a.prices[KindMessagingAddon.index()])
 			}
 			short = &InsufficientBalanceError{Price: price, Balance: a.credit + a.balance}
 			a.short = price
@@ -328,14 +328,20 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 	if addon {
 		addonPrice = a.prices[KindMessagingAddon.index()]
 	}
-	if price+addonPrice > a.credit {
+	total, ok := addMicros(price, addonPrice)
+	if !ok || price < 0 || addonPrice < 0 {
+		// A price no store accepts today (MaxPrice) but an older one
+		// kept: refuse rather than wrap.
+		return false, false, false, gen
+	}
+	if total > a.credit {
 		// A sync helps if none ran since this lookup first looked, or if
 		// the store still has credit (other lookups took the renewal).
 		return false, first || a.balance > 0, false, gen
 	}
-	a.credit -= price + addonPrice
-	a.pendC += price + addonPrice
-	a.spent += price + addonPrice
+	a.credit -= total
+	a.pendC += total
+	a.spent += total
 	u := a.row(day, kind)
 	u.Lookups++
 	u.Amount += price

@@ -15,6 +15,29 @@ type Micros int64
 // MicrosPerDollar is one dollar in Micros.
 const MicrosPerDollar = 1_000_000
 
+// The largest amounts the stores accept. They keep every sum the stores
+// and the engine make far from the int64 bound: a wallet's balance, its
+// leases and its ledger never exceed what was credited, and a lookup's
+// price plus its add-on's is at most 2 × MaxPrice.
+const (
+	// MaxCredit is the largest top-up: $1,000,000,000.
+	MaxCredit Micros = 1_000_000_000 * MicrosPerDollar
+	// MaxCredited is the most a wallet may be credited in all:
+	// $1,000,000,000,000.
+	MaxCredited Micros = 1_000_000_000_000 * MicrosPerDollar
+	// MaxPrice is the highest price of a lookup: $1,000.
+	MaxPrice Micros = 1_000 * MicrosPerDollar
+)
+
+// addMicros returns a+b, and false when the sum overflows.
+func addMicros(a, b Micros) (Micros, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
 // ErrAmount is what ParseAmount returns (wrapped) for text that is not an
 // amount.
 var ErrAmount = errors.New("not an amount of dollars")

@@ -173,8 +173,8 @@ func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Mic
 		return Credit{}, false, err
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID).Scan(&one); err != nil {
+		var credited Micros
+		if err := tx.QueryRow(ctx, `SELECT credited FROM accounts WHERE id = $1 FOR UPDATE`, accountID).Scan(&credited); err != nil {
 			return pgNotFound(err, fmt.Sprintf("account %q", accountID))
 		}
 		err := tx.QueryRow(ctx, `SELECT account_id, ref, amount, created FROM credits WHERE account_id = $1 AND ref = $2`, accountID, ref).
@@ -190,6 +190,9 @@ func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Mic
 			return err
 		}
 		c = Credit{AccountID: accountID, Ref: ref, Amount: amount, Created: now.UTC().Truncate(time.Microsecond)}
+		if err := checkCredited(accountID, credited, amount); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO credits (account_id, ref, amount, created) VALUES ($1, $2, $3, $4)`, accountID, ref, amount, c.Created); err != nil {
 			return err
 		}
