@@ -122,6 +122,22 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	return f, nil
 }
 
+// checkFiles checks the files serve reads that the flags name and that are
+// not read before the listeners are bound: the table (unless --db-url fetches
+// a missing one) and --db-url-key-file. Opening and verifying the table is
+// work done after binding; that the file is there is not.
+func (f *serveFlags) checkFiles() error {
+	if f.dbPath != "" && f.pull.url == "" {
+		if _, err := os.Stat(f.dbPath); err != nil {
+			return fmt.Errorf("--db: %w", err)
+		}
+	}
+	if _, err := readKeyFile(f.pull.keyFile); err != nil {
+		return fmt.Errorf("--db-url-key-file: %w", err)
+	}
+	return nil
+}
+
 // bills reports whether lookups are billed: with --accounts, and in the
 // zero-flag demo (a demo account in a throw-away store).
 func (f *serveFlags) bills() bool {
@@ -178,9 +194,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return s.serve(ctx, e)
 }
 
-// openStores opens the log, the keys, the listeners (first, so that a busy
-// port fails before any work), the accounts store, the table and its live
-// runner.
+// openStores opens the log and the keys, checks the files the flags name,
+// binds the listeners (before any work, so that a busy port fails early),
+// opens the accounts store, the table and its live runner.
 func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	f := s.f
 	// Log lines are written in batches: a line per request written on its
@@ -205,6 +221,11 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		devHash = &h
 	}
 	if s.keys, err = loadServeKeys(f.keysPath, f.adminKeysPath, devHash); err != nil {
+		return err
+	}
+	// Every input is checked before a port is bound: a mistake is
+	// reported as itself, not as the busy port of a server left running.
+	if err := f.checkFiles(); err != nil {
 		return err
 	}
 	// A failed accept (descriptors run out) is retried, never fatal.

@@ -188,11 +188,18 @@ func TestServeRefuses(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, []byte("# nobody\n"), 0o600))
 	bad := filepath.Join(t.TempDir(), "bad")
 	require.NoError(t, os.WriteFile(bad, []byte("lnp_plaintextkey\n"), 0o600))
-	assertRefused(t, []string{"serve"}, []refusal{
+	// Every refusal comes before serve binds a port: with --addr held by
+	// another listener (a server left running), each still names its own
+	// cause, not the busy port.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	assertRefused(t, []string{"serve", "--addr", busy.Addr().String()}, []refusal{
 		{[]string{"--db", table}, 2, "refusing to serve"},
 		{[]string{"--db", table, "--keys", empty}, 1, "holds no keys"},
 		{[]string{"--db", table, "--keys", bad}, 1, "bad:1:"},
 		{[]string{"--db", filepath.Join(t.TempDir(), "missing.lnpdb"), "--dev-key"}, 1, "missing.lnpdb"},
+		{[]string{"--db", table, "--dev-key", "--db-url", "http://127.0.0.1:1/t", "--db-url-key-file", filepath.Join(t.TempDir(), "nokey")}, 1, "--db-url-key-file"},
 		{[]string{"--addr", "256.0.0.1:99999"}, 1, "--addr"},
 		{[]string{"--log-format", "xml"}, 2, "--log-format"},
 		{[]string{"extra"}, 2, "no arguments"},
