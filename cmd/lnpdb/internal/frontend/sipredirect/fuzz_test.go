@@ -27,6 +27,9 @@ func FuzzRespond(f *testing.F) {
 	}
 	f.Add([]byte(invite("OPTIONS", "sip:example.net", "127.0.0.1:5099", 2)))
 	f.Add([]byte(invite("BYE", "sip:+12014814567@example.net", "127.0.0.1:5099", 3)))
+	for _, ruri := range hostileURIs {
+		f.Add([]byte(invite("INVITE", ruri, "127.0.0.1:5099", 4)))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := sip.ParseMessage(b)
 		if err != nil {
@@ -40,6 +43,18 @@ func FuzzRespond(f *testing.F) {
 		if res.StatusCode < 200 || res.StatusCode > 699 {
 			t.Fatalf("status %d", res.StatusCode)
 		}
+		if len(res.GetHeaders("Contact")) > 1 {
+			t.Fatalf("%d Contacts", len(res.GetHeaders("Contact")))
+		}
+		if c := res.Contact(); c != nil {
+			if c.Address.Headers.Length() > 0 || c.Address.Password != "" {
+				t.Fatalf("Contact %s carries headers or a password", c.Address.String())
+			}
+			var u sip.Uri
+			if err := sip.ParseUri(c.Address.String(), &u); err != nil || u.Headers.Length() > 0 {
+				t.Fatalf("Contact %s as sent: %v", c.Address.String(), err)
+			}
+		}
 		if res.StatusCode != 302 {
 			return
 		}
@@ -47,16 +62,25 @@ func FuzzRespond(f *testing.F) {
 		if h == nil {
 			t.Fatal("302 without Contact")
 		}
-		user, params, ok := target(&h.Address)
-		if !ok {
-			t.Fatalf("Contact %s has no user", h.Address.String())
+		ct, why := parseTarget(&h.Address)
+		if why != nil {
+			t.Fatalf("Contact %s: %s", h.Address.String(), why.text)
 		}
-		tel, err := lrn.ParseTelURI(user + params)
-		if err != nil || !tel.NPDI {
+		if !ct.npdi() {
+			t.Fatalf("Contact %s has no npdi", h.Address.String())
+		}
+		rt, why := parseTarget(&req.Recipient)
+		if why != nil {
+			t.Fatalf("302 for a request URI refused: %s", why.text)
+		}
+		if rt.npdi() {
+			return // redirected to itself
+		}
+		tel, err := lrn.ParseTelURI(ct.telURI())
+		if err != nil {
 			t.Fatalf("Contact %s: %+v %v", h.Address.String(), tel, err)
 		}
-		ruser, rparams, _ := target(&req.Recipient)
-		if asked, err := lrn.ParseTelURI(ruser + rparams); err == nil && !asked.NPDI {
+		if asked, err := lrn.ParseTelURI(rt.telURI()); err == nil {
 			r, err := lrn.Lookup(db, asked.Number, lrn.Options{})
 			if err != nil || r.TelURI() != tel {
 				t.Fatalf("Contact %s for %s, lookup %+v %v", h.Address.String(), asked.Number, r.TelURI(), err)
@@ -72,12 +96,16 @@ func FuzzRespond(f *testing.F) {
 }
 
 // FuzzAnswerDatagram: the UDP path, from raw bytes to the response sent,
-// never panics, and what it sends parses as a SIP response.
+// never panics, and what it sends parses as a SIP response with at most one
+// Contact, a sip, sips or tel URI without headers.
 func FuzzAnswerDatagram(f *testing.F) {
 	s, _, _ := sampleServer(f)
 	f.Add([]byte(invite("INVITE", "sip:+12014814567@example.net", "127.0.0.1:5099", 1)))
 	f.Add([]byte(invite("OPTIONS", "sip:example.net", "127.0.0.1:5099", 2)))
 	f.Add([]byte("\r\n\r\n"))
+	for _, ruri := range hostileURIs {
+		f.Add([]byte(invite("INVITE", ruri, "127.0.0.1:5099", 4)))
+	}
 	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5099}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, ok := s.answerDatagram(make([]byte, 0, 1024), b, from)
@@ -91,5 +119,6 @@ func FuzzAnswerDatagram(f *testing.F) {
 		if _, ok := m.(*sip.Response); !ok {
 			t.Fatalf("sent a request: %q", out)
 		}
+		requireOneSafeContact(t, out)
 	})
 }

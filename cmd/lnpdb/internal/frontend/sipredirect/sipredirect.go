@@ -9,13 +9,15 @@
 //	302 Moved Temporarily
 //	Contact: <sip:+12025550123;npdi=yes;rn=+12025550000@host>
 //
-// keeping the request URI's user, host and parameters and adding npdi=yes
+// keeping the request URI's number, host and the parameters a number and a
+// host may carry, each checked (contact.go says which), and adding npdi=yes
 // and, when the number is ported or pooled to another switch (its LRN
-// differs from the number), rn=+1LRN. A request URI that already carries
-// npdi was dipped before: it is redirected to itself without a second dip
-// (RFC 4694 §4). A vacant number is answered 404, something that is not a
-// NANP number 484 with a Reason header saying why, and a dip that cannot be
-// done (no table, a damaged one) 503. OPTIONS for a number is answered
+// differs from the number), rn=+1LRN; the Contact is one URI, with no
+// headers. A request URI that already carries npdi was dipped before: it is
+// redirected to itself, rn as it came, without a second dip (RFC 4694 §4).
+// A vacant number is answered 404, something that is not a NANP number 484
+// with a Reason header saying why, a host that is no host name or address
+// 400, and a dip that cannot be done (no table, a damaged one) 503. OPTIONS for a number is answered
 // like an INVITE; OPTIONS without one (a health probe) 200.
 //
 // The server is stateless (RFC 3261 §8.2.7), as redirect servers may be: it
@@ -51,7 +53,6 @@ import (
 	"net/netip"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -292,26 +293,27 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
 		return res
 	}
-	user, params, ok := target(&req.Recipient)
-	if !ok && req.Method == sip.OPTIONS {
+	t, why := parseTarget(&req.Recipient)
+	if why == errNoNumber && req.Method == sip.OPTIONS {
 		m.Answer(dipstat.Refused, start)
 		res := newResponse(req, 200, "OK")
 		res.AppendHeader(sip.NewHeader("Allow", "INVITE, ACK, CANCEL, OPTIONS"))
 		return res
 	}
-	if !ok {
+	if why != nil {
 		m.Answer(dipstat.Invalid, start)
-		return reject(req, 484, "Address Incomplete", "request URI has no number")
+		return reject(req, why.code, why.phrase, why.text)
 	}
-	tel, err := lrn.ParseTelURI(user + params)
+	if t.npdi() {
+		// Dipped before (RFC 4694 §4): route where the URI says, its
+		// number's rn kept as it came, whether or not it is a NANP number.
+		m.Answer(dipstat.Skipped, start)
+		return redirect(req, t.self())
+	}
+	tel, err := lrn.ParseTelURI(t.telURI())
 	if err != nil {
 		m.Answer(dipstat.Invalid, start)
 		return reject(req, 484, "Address Incomplete", "not a NANP number")
-	}
-	if tel.NPDI {
-		// Dipped before (RFC 4694 §4): route where the URI says.
-		m.Answer(dipstat.Skipped, start)
-		return redirect(req, req.Recipient.Clone())
 	}
 	db := s.cfg.Tables.DB()
 	if db == nil {
@@ -330,58 +332,7 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 		s.log.Warn("sipredirect: lookup failed", "number", tel.Number, "err", err)
 		return reject(req, 503, "Service Unavailable", "number portability lookup failed")
 	}
-	return redirect(req, contact(&req.Recipient, user, params, r.TelURI()))
-}
-
-// target returns the number part of the request URI's user (or of a tel
-// URI) and its parameters (with their leading ';'), and false when the URI
-// has no user.
-func target(u *sip.Uri) (user, params string, ok bool) {
-	s := u.User
-	if u.Scheme == "tel" {
-		s = u.Raw()
-	}
-	if s == "" {
-		return "", "", false
-	}
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		return s[:i], s[i:], true
-	}
-	return s, "", true
-}
-
-// contact returns the Contact URI of a dip's answer: the request URI with
-// its user's npdi and rn parameters replaced by npdi=yes and, when t has
-// one, rn=+1LRN.
-func contact(ru *sip.Uri, user, params string, t lrn.TelURI) *sip.Uri {
-	var b strings.Builder
-	b.WriteString(user)
-	for params != "" {
-		var p string
-		p, params, _ = strings.Cut(params[1:], ";")
-		if params != "" {
-			params = ";" + params
-		}
-		name, _, _ := strings.Cut(p, "=")
-		if p == "" || strings.EqualFold(name, "npdi") || strings.EqualFold(name, "rn") {
-			continue
-		}
-		b.WriteString(";" + p)
-	}
-	b.WriteString(";npdi=yes")
-	if t.RN != "" {
-		b.WriteString(";rn=+" + t.RN)
-	}
-	c := ru.Clone()
-	if c.Scheme == "tel" {
-		var u sip.Uri
-		if sip.ParseUri("tel:"+b.String(), &u) == nil {
-			return &u
-		}
-		return c
-	}
-	c.User = b.String()
-	return c
+	return redirect(req, t.dipped(r.TelURI()))
 }
 
 func redirect(req *sip.Request, to *sip.Uri) *sip.Response {

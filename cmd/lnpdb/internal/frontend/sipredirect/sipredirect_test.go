@@ -139,7 +139,9 @@ func TestRedirect(t *testing.T) {
 				require.Equal(t, 302, res.StatusCode, res.String())
 				var u sip.Uri
 				require.NoError(t, sip.ParseUri(ruri, &u))
-				user, _, _ := target(&u)
+				tg, why := parseTarget(&u)
+				require.Nil(t, why)
+				user := tg.number
 				want := user + ";npdi=yes"
 				if r.LRN != r.PhoneNumber {
 					want += ";rn=+" + r.LRN
@@ -153,8 +155,9 @@ func TestRedirect(t *testing.T) {
 				// What lrn reads back from the Contact is the lookup.
 				var cu sip.Uri
 				require.NoError(t, sip.ParseUri(got, &cu))
-				cuser, cparams, _ := target(&cu)
-				tel, err := lrn.ParseTelURI(cuser + cparams)
+				ct, why := parseTarget(&cu)
+				require.Nil(t, why)
+				tel, err := lrn.ParseTelURI(ct.telURI())
 				require.NoError(t, err)
 				assert.Equal(t, r.TelURI(), tel)
 			})
