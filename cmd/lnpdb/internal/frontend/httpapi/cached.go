@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -48,11 +47,11 @@ func serveOpenAPI(w *recorder, r *http.Request) {
 
 // serveStatus answers the status body v with an ETag of its bytes.
 func serveStatus(w *recorder, r *http.Request, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := newJSONEncoder(&buf).Encode(v); err != nil {
 		writeError(w, errInternal) // only a bug gets here
 		return
 	}
-	b = append(b, '\n')
+	b := buf.Bytes()
 	serveCacheable(w, r, b, []string{etagOf(b)}, hdrCacheStatus)
 }

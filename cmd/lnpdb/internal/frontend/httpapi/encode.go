@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -96,16 +98,28 @@ func appendWireTime(b []byte, t lnpdb.Time) []byte {
 	return append(b, "+00:00"...)
 }
 
-// appendString appends s as a JSON string. The strings of a table are plain
-// printable ASCII almost always and are copied as they are; any other string
-// goes through encoding/json, so that escaping (HTML characters, control
-// characters, invalid UTF-8, U+2028) is exactly its own.
+// newJSONEncoder returns the encoder of every JSON body the API writes:
+// encoding/json's, compact, one value per line, without HTML escaping —
+// the bodies are application/json, never HTML, and "<API_KEY>" or "AT&T"
+// read as they are. The hand-written encoders (appendLRN, appendErrorBody,
+// writeGraphQL's usual answer) write its bytes.
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// appendString appends s as a JSON string, as newJSONEncoder writes it. The
+// strings of a table are plain printable ASCII almost always and are copied
+// as they are; any other string goes through encoding/json, so that
+// escaping (control characters, invalid UTF-8, U+2028) is exactly its own.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			var q bytes.Buffer
+			_ = newJSONEncoder(&q).Encode(s) // a string always encodes
+			return append(b, bytes.TrimSuffix(q.Bytes(), []byte("\n"))...)
 		}
 	}
 	b = append(b, '"')

@@ -79,6 +79,9 @@ var (
 	errMethodNotAllowed = &apiError{http.StatusMethodNotAllowed, errorBody{
 		"Method not allowed", CodeMethodNotAllowed,
 		"Lookups take POST"}}
+	errMethodNotAllowedGraphQL = &apiError{http.StatusMethodNotAllowed, errorBody{
+		"Method not allowed", CodeMethodNotAllowed,
+		"GraphQL takes POST, and GET for queries"}}
 	errMethodNotAllowedGet = &apiError{http.StatusMethodNotAllowed, errorBody{
 		"Method not allowed", CodeMethodNotAllowed,
 		"This endpoint takes GET"}}
@@ -140,7 +143,7 @@ type jsonBuf struct {
 
 var jsonBufs = sync.Pool{New: func() any {
 	j := new(jsonBuf)
-	j.enc = json.NewEncoder(&j.b)
+	j.enc = newJSONEncoder(&j.b)
 	return j
 }}
 

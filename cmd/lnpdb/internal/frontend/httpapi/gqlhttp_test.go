@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -326,12 +325,11 @@ func TestWriteGraphQLIsEncodingJSON(t *testing.T) {
 		`{"lookupLrn":{"carrier":"AT&T <Mobility>"}}`,
 		"{\"lookupLrn\":{\"carrier\":\"line\u2028sep\u2029é\"}}",
 	} {
-		var want bytes.Buffer
-		require.NoError(t, json.NewEncoder(&want).Encode(&gqlWire{Data: json.RawMessage(data)}))
+		want := encodingJSON(t, &gqlWire{Data: json.RawMessage(data)})
 		rec := httptest.NewRecorder()
 		w := &recorder{ResponseWriter: rec}
 		writeGraphQL(w, http.StatusOK, &graphql.Response{Data: json.RawMessage(data), Extensions: map[string]any{}})
-		assert.Equal(t, want.String(), rec.Body.String())
+		assert.Equal(t, want, rec.Body.String())
 		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	}
 }

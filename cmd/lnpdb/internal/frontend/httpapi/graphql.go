@@ -3,7 +3,6 @@ package httpapi
 //go:generate go tool gqlgen generate --config gqlgen.yml
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -35,6 +35,18 @@ var schemaText string
 
 // Schema returns the GraphQL schema (SDL) that /graphql serves.
 func Schema() string { return schemaText }
+
+// servedSchema is schema.graphql as gqlgen loads it, without the @defer
+// directive that gqlparser's prelude declares: a deferred fragment would be
+// answered inline in one response, not incrementally, so the server does
+// not advertise @defer (introspection leaves it out) and a document using
+// it fails validation as an unknown directive, as on any server without
+// incremental delivery.
+var servedSchema = func() *ast.Schema {
+	s := gqlparser.MustLoadSchema(&ast.Source{Name: "schema.graphql", Input: schemaText})
+	delete(s.Directives, "defer")
+	return s
+}()
 
 // Limits on one GraphQL request, on top of MaxBodyBytes.
 const (
@@ -69,7 +81,7 @@ const (
 // (lrnFields).
 func (h *Handler) newGraphQL(operations, fields bool) *executor.Executor {
 	q := &gqlResolver{h: h}
-	cfg := graph.Config{Resolvers: q}
+	cfg := graph.Config{Resolvers: q, Schema: servedSchema}
 	cfg.Complexity.Query.LookupLrnBulk = func(child int, phoneNumbers []string, _, _ *bool) int {
 		return 1 + child*max(len(phoneNumbers), 1)
 	}
@@ -589,15 +601,11 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 	j := jsonBufs.Get().(*jsonBuf)
 	j.b.Reset()
 	if len(resp.Errors) == 0 && len(resp.Extensions) == 0 && len(resp.Data) > 0 {
-		// The usual answer, written as encoding/json would write it without
-		// decoding and re-encoding the data: gqlgen's output is compact
-		// already, and escaping is encoding/json's only where needed.
+		// The usual answer, written as newJSONEncoder would write it
+		// without decoding and re-encoding the data: gqlgen's output is
+		// compact already, and a raw message is not escaped further.
 		j.b.WriteString(`{"data":`)
-		if mayNeedHTMLEscape(resp.Data) {
-			json.HTMLEscape(&j.b, resp.Data)
-		} else {
-			j.b.Write(resp.Data)
-		}
+		j.b.Write(resp.Data)
 		j.b.WriteString("}\n")
 	} else if err := j.enc.Encode(&gqlWire{resp.Errors, resp.Data, resp.Extensions}); err != nil {
 		j.b.Reset()
@@ -608,16 +616,6 @@ func writeGraphQL(w *recorder, status int, resp *graphql.Response) {
 		ct = hdrJSON
 	}
 	writeBufferedAs(w, status, j, ct)
-}
-
-// mayNeedHTMLEscape reports whether b may hold what encoding/json escapes
-// in a raw message: <, > and &, and U+2028 and U+2029, whose UTF-8 starts
-// with 0xE2 (as do other characters, which json.HTMLEscape leaves alone).
-// Four vectorized scans: bytes.ContainsAny decodes runes once the set is
-// not ASCII, which cost an eighth of a lookup, and a byte loop a twentieth.
-func mayNeedHTMLEscape(b []byte) bool {
-	return bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 ||
-		bytes.IndexByte(b, '&') >= 0 || bytes.IndexByte(b, 0xE2) >= 0
 }
 
 // gqlWire is a GraphQL response as it goes out: without data when the

@@ -208,7 +208,7 @@ func New(cfg Config) (*Handler, error) {
 	// GraphQL over HTTP: queries may also come as GET.
 	h.mux.Handle("POST /graphql", &route{"/graphql", h.graphql})
 	h.mux.Handle("GET /graphql", &route{"/graphql", h.graphql})
-	h.mux.Handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowed)})
+	h.mux.Handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowedGraphQL)})
 	gets := []struct {
 		path string
 		fn   func(*recorder, *http.Request)
