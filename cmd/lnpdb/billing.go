@@ -100,6 +100,10 @@ func (b *billed) Authenticate(token string) (auth.Key, bool) {
 	return k, true
 }
 
+// Suspended implements httpapi.SuspendedKeys: a valid key of a suspended
+// account.
+func (b *billed) Suspended(token string) bool { return b.engine.Suspended(token) }
+
 // Charge implements httpapi.Accounts.
 func (b *billed) Charge(ctx context.Context, key auth.Key, lookup string) error {
 	var kind billing.Kind

@@ -115,8 +115,9 @@ func TestServeAccounts(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code, "an account's key is no admin key")
 	code, b = call(t, "POST", base+"/admin/v1/accounts/"+id+"/suspend", admin, "")
 	require.Equal(t, http.StatusOK, code, b)
-	code, _ = call(t, "POST", base+"/api/v1/messaging", nk.Key, `{"phone_number":"12025550123"}`)
-	assert.Equal(t, http.StatusUnauthorized, code, "a suspended account's keys no longer authenticate")
+	code, b = call(t, "POST", base+"/api/v1/messaging", nk.Key, `{"phone_number":"12025550123"}`)
+	assert.Equal(t, http.StatusForbidden, code, "a suspended account's keys are refused as such")
+	assert.Contains(t, b, `"code":"ACCOUNT_SUSPENDED"`)
 	require.Equal(t, 0, s.stop(t))
 
 	// Stopped, the server has returned its lease and flushed its usage.

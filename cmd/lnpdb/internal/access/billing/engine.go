@@ -47,7 +47,8 @@ type Engine struct {
 	now                     func() time.Time
 	log                     *slog.Logger
 	keys                    atomic.Pointer[map[[32]byte]keyEntry]
-	mu                      sync.Mutex // guards accounts
+	suspended               atomic.Pointer[map[[32]byte]struct{}] // valid keys of suspended accounts
+	mu                      sync.Mutex                            // guards accounts
 	accounts                map[string]*acctState
 	kick                    chan struct{}
 	stop                    chan struct{}
@@ -192,13 +193,21 @@ func (e *Engine) ReloadKeys(ctx context.Context) error {
 		status[a.ID] = a.Status
 	}
 	m := make(map[[32]byte]keyEntry, len(keys))
+	sus := map[[32]byte]struct{}{}
 	for _, k := range keys {
-		if !k.Revoked.IsZero() || status[k.AccountID] != StatusActive {
+		if !k.Revoked.IsZero() {
+			continue
+		}
+		if status[k.AccountID] != StatusActive {
+			if status[k.AccountID] == StatusSuspended {
+				sus[k.Hash] = struct{}{}
+			}
 			continue
 		}
 		m[k.Hash] = keyEntry{rec: k, acct: e.account(k.AccountID)}
 	}
 	e.keys.Store(&m)
+	e.suspended.Store(&sus)
 	return nil
 }
 
@@ -220,6 +229,19 @@ func (e *Engine) Authenticate(token string) (KeyRecord, bool) {
 	var buf [64]byte
 	k, ok := (*e.keys.Load())[sha256.Sum256(append(buf[:0], token...))]
 	return k.rec, ok
+}
+
+// Suspended reports whether token is a valid (not revoked) key of a
+// suspended account: one Authenticate refuses for its account, not for
+// itself.
+func (e *Engine) Suspended(token string) bool {
+	m := e.suspended.Load()
+	if m == nil {
+		return false
+	}
+	var buf [64]byte
+	_, ok := (*m)[sha256.Sum256(append(buf[:0], token...))]
+	return ok
 }
 
 // Lookup returns the key with hash h, if it is valid and its account

@@ -228,6 +228,19 @@ func TestSuspendedAndRevoked(t *testing.T) {
 	if _, ok := e.Authenticate("two"); ok {
 		t.Fatal("key of a suspended account accepted")
 	}
+	if !e.Suspended("two") {
+		t.Fatal("key of a suspended account not reported suspended")
+	}
+	if e.Suspended("one") || e.Suspended("nope") {
+		t.Fatal("a revoked or unknown key reported suspended")
+	}
+	if _, err := s.SetStatus(ctx, a.ID, StatusActive); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.ReloadKeys(ctx)
+	if _, ok := e.Authenticate("two"); !ok || e.Suspended("two") {
+		t.Fatal("key of a reactivated account refused")
+	}
 }
 
 func TestChargeAllocs(t *testing.T) {

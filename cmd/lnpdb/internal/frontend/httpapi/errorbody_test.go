@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,4 +56,26 @@ func TestGraphQLDoesNotAdvertiseDefer(t *testing.T) {
 	require.NotEmpty(t, g.Errors)
 	assert.Contains(t, g.Errors[0].Message, "defer")
 	assert.Nil(t, g.Data["lookupLrn"])
+}
+
+// suspendedKeys is a key store with one suspended account's key.
+type suspendedKeys struct{ *auth.KeySet }
+
+const suspendedKey = "lnp_suspendedsuspendedsuspendedsu"
+
+func (suspendedKeys) Suspended(tok string) bool { return tok == suspendedKey }
+
+// TestSuspendedAccountIs403: a valid key of a suspended account is told
+// so, 403 ACCOUNT_SUSPENDED, on REST and GraphQL alike; an unknown key is
+// still 401.
+func TestSuspendedAccountIs403(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Keys = suspendedKeys{testKeys()} })
+	for _, path := range []string{"/api/v1/lrn", "/api/v1/lrn/bulk", "/graphql"} {
+		r := s.do(t, http.MethodPost, path, `{"phone_number":"12025550123"}`, "Content-Type", "application/json", "Authorization", "Bearer "+suspendedKey)
+		checkErrorBody(t, r, http.StatusForbidden, CodeAccountSuspended)
+		assert.Contains(t, r.json(t)["details"], "suspended")
+		assert.Empty(t, r.Header.Get("WWW-Authenticate"), "the key is right: no challenge")
+		r = s.do(t, http.MethodPost, path, `{"phone_number":"12025550123"}`, "Content-Type", "application/json", "Authorization", "Bearer lnp_unknown")
+		checkErrorBody(t, r, http.StatusUnauthorized, CodeInvalidAPIKey)
+	}
 }

@@ -19,6 +19,7 @@ const (
 	CodeInvalidRequest      = "INVALID_REQUEST"
 	CodeMissingAPIKey       = "MISSING_API_KEY"
 	CodeInvalidAPIKey       = "INVALID_API_KEY"
+	CodeAccountSuspended    = "ACCOUNT_SUSPENDED"
 	CodeInsufficientBalance = "INSUFFICIENT_BALANCE"
 	CodeNumberNotFound      = "NUMBER_NOT_FOUND"
 	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
@@ -70,6 +71,9 @@ var (
 	errInvalidKey = &apiError{http.StatusUnauthorized, errorBody{
 		"Invalid API key", CodeInvalidAPIKey,
 		"The API key is unknown or has been revoked"}}
+	errAccountSuspended = &apiError{http.StatusForbidden, errorBody{
+		"Account suspended", CodeAccountSuspended,
+		"The API key is valid but its account is suspended; the account's operator can reactivate it"}}
 	errInsufficientBalance = &apiError{http.StatusPaymentRequired, errorBody{
 		"Insufficient balance", CodeInsufficientBalance,
 		"The free tier is used up and the wallet is empty"}}

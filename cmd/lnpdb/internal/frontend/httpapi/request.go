@@ -140,6 +140,14 @@ func (h *Handler) authorize(w *recorder, r *http.Request) (auth.Key, bool) {
 	return key, h.allow(w, r, key, 1)
 }
 
+// SuspendedKeys is what a [Config.Keys] may also do: tell a key it refuses
+// because its account is suspended from an unknown or revoked one. Such a
+// key is answered 403 ACCOUNT_SUSPENDED, not 401: the key is right, and
+// another one of the same account would fare no better.
+type SuspendedKeys interface {
+	Suspended(token string) bool
+}
+
 // authenticate finds the request's key. When it returns false it has written
 // the response.
 func (h *Handler) authenticate(w *recorder, r *http.Request) (auth.Key, bool) {
@@ -151,6 +159,10 @@ func (h *Handler) authenticate(w *recorder, r *http.Request) (auth.Key, bool) {
 	}
 	key, ok := h.keys.Authenticate(tok)
 	if !ok {
+		if s, ok := h.keys.(SuspendedKeys); ok && s.Suspended(tok) {
+			writeError(w, errAccountSuspended)
+			return auth.Key{}, false
+		}
 		w.Header()["Www-Authenticate"] = hdrBearer
 		writeError(w, errInvalidKey)
 		return auth.Key{}, false
