@@ -36,9 +36,11 @@
 // is closed as it is accepted, and a failed accept (descriptors run out) is
 // retried, never ending the server (internal/frontend/sockets's Gate).
 //
-// An allow-list of source networks, when set, answers 403 to everyone else
-// over UDP; over TCP a connection from outside it is closed at accept,
-// before a byte is read.
+// An allow-list of source networks, when set, drops everything else
+// unanswered, as a peer does: over UDP a source can be spoofed, and a 403
+// would be sent to whoever the datagram names; over TCP a connection from
+// outside it is closed at accept, before a byte is read. What is dropped
+// is counted (lnpdb_dip_dropped_total{proto="sip",reason="denied"}).
 // The server reads the table through [Tables] on every request, so it
 // follows reloads and live updates.
 package sipredirect
@@ -143,6 +145,10 @@ func (s *Server) handle(msg sip.Message) {
 	if !ok || req.IsAck() || !wellFormed(req) {
 		return // responses are not ours to take; ACKs end nothing here
 	}
+	if !s.allowed(req.Source()) {
+		s.cfg.Metrics.Dropped(dipstat.DropDenied)
+		return
+	}
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	res := s.Respond(req)
@@ -178,6 +184,12 @@ const maxDatagram = 8192
 func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bool) {
 	if len(bytes.Trim(datagram, "\r\n\x00")) == 0 || len(datagram) > maxDatagram {
 		return dst, false // a keep-alive, or too long to be ours
+	}
+	if len(s.cfg.Allow) > 0 {
+		if u, ok := from.(*net.UDPAddr); !ok || !s.allowedAddr(u.AddrPort().Addr().Unmap()) {
+			s.cfg.Metrics.Dropped(dipstat.DropDenied)
+			return dst, false // before a byte is parsed
+		}
 	}
 	// An ACK (a caller's, for the final answer it got) and a response get
 	// no answer: told by their first bytes, they cost no parse. A dip is
@@ -277,10 +289,6 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 	start := time.Now()
 	m := s.cfg.Metrics
 	m.Request()
-	if !s.allowed(req.Source()) {
-		m.Answer(dipstat.Refused, start)
-		return newResponse(req, 403, "Forbidden")
-	}
 	switch req.Method {
 	case sip.INVITE, sip.OPTIONS:
 	case sip.CANCEL:

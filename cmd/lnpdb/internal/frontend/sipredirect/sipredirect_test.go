@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/emiago/sipgo/sip"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -192,10 +194,22 @@ func TestMethodsAndAllowList(t *testing.T) {
 	assert.Equal(t, 405, res.StatusCode)
 	assert.NotNil(t, res.GetHeader("Allow"))
 
-	s2, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	// A source outside the allow-list is dropped, unanswered (a 403 would
+	// go to whoever a spoofed datagram names), and counted.
+	reg := prometheus.NewRegistry()
+	vec, err := dipstat.Register(reg)
+	require.NoError(t, err)
+	s2, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}, Metrics: vec.For("sip")})
 	require.NoError(t, err)
 	c2 := startUDP(t, s2)
-	assert.Equal(t, 403, ask(t, c2, "INVITE", "sip:+"+nums.Ported+"@example.net").StatusCode)
+	for i := range 3 {
+		_, err := c2.Write([]byte(invite("INVITE", "sip:+"+nums.Ported+"@example.net", c2.LocalAddr().String(), 100+i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, c2.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
+	n, err := c2.Read(make([]byte, 4096))
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "answered %d bytes", n)
+	assert.Equal(t, 3.0, dropped(t, reg, "sip", "denied"))
 	s3, err := New(Config{Tables: diptest.Fixed(db), Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	require.NoError(t, err)
 	c3 := startUDP(t, s3)
@@ -351,4 +365,26 @@ func TestTCPBounds(t *testing.T) {
 	assert.True(t, closedByServer(t, c), "outside the allow-list")
 	assert.Less(t, time.Since(start), time.Second, "at accept")
 	assert.Zero(t, s2.TCPConns())
+}
+
+// dropped returns lnpdb_dip_dropped_total{proto, reason} from reg.
+func dropped(t *testing.T, reg *prometheus.Registry, proto, reason string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "lnpdb_dip_dropped_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["proto"] == proto && labels["reason"] == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
