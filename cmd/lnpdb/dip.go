@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/rrl"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/enum"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
@@ -29,6 +30,8 @@ type dipFlags struct {
 	sipTCPIdle           time.Duration
 	dns, enumSuffix      string
 	dnsTCPMax            int
+	dnsRRLRate, rrlSlip  int
+	rrlWindow            time.Duration
 	pdb, pdbCarriersPath string
 }
 
@@ -41,6 +44,9 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 	fs.StringVar(&f.dns, "dns", "", "answer ENUM NAPTR queries on these `host:port`s, UDP and TCP (comma-separated; port defaults to 53)")
 	fs.StringVar(&f.enumSuffix, "enum-suffix", enum.DefaultSuffix, "ENUM `zone` the numbers live under")
 	fs.IntVar(&f.dnsTCPMax, "dns-tcp-max-conns", 0, fmt.Sprintf("DNS over TCP: close connections accepted beyond this `number` open at once (BIND's tcp-clients; default %d, at most an eighth of the open-file limit)", enum.DefaultTCPMaxConns))
+	fs.IntVar(&f.dnsRRLRate, "dns-rrl-rate", rrl.DefaultRate, "DNS over UDP: answers a `second` per client network (IPv4 /24, IPv6 /56) before its answers are dropped or sent truncated (BIND's responses-per-second; 0: no limit)")
+	fs.IntVar(&f.rrlSlip, "dns-rrl-slip", rrl.DefaultSlip, "DNS over UDP: send every `n`th rate-limited answer truncated, so that a real client retries over TCP (0: drop them all)")
+	fs.DurationVar(&f.rrlWindow, "dns-rrl-window", rrl.DefaultWindow, "DNS over UDP: a network that went over the rate stays limited for up to this `long` after (BIND's window)")
 	fs.StringVar(&f.pdb, "pdb", "", "answer Kamailio pdb queries on these UDP `host:port`s (comma-separated; port defaults to 5574; \":5574\" is IPv4 and IPv6)")
 	fs.StringVar(&f.pdbCarriersPath, "pdb-carriers", "", "pdb carrier ids `file`: lines \"D001 SPID...\" (default: every found number answers carrier 1000)")
 	return f
@@ -67,8 +73,8 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 	if f.sip == "" && f.dns == "" && f.pdb == "" {
 		return d, nil
 	}
-	if f.sipTCPMax < 0 || f.dnsTCPMax < 0 || f.sipTCPIdle < 0 {
-		return nil, fmt.Errorf("%w: --sip-tcp-max-conns, --sip-tcp-idle and --dns-tcp-max-conns must not be negative", errUsage)
+	if f.sipTCPMax < 0 || f.dnsTCPMax < 0 || f.sipTCPIdle < 0 || f.dnsRRLRate < 0 || f.rrlSlip < 0 || f.rrlWindow < 0 {
+		return nil, fmt.Errorf("%w: --sip-tcp-max-conns, --sip-tcp-idle, --dns-tcp-max-conns and --dns-rrl-* must not be negative", errUsage)
 	}
 	ok := false
 	defer func() {
@@ -106,6 +112,7 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		}
 		s := enum.NewServer(h, enum.ServerConfig{
 			TCPMaxConns: orCap(f.dnsTCPMax, enum.DefaultTCPMaxConns, sockets.ShareDNS),
+			RRL:         rrl.New(rrl.Config{Rate: f.dnsRRLRate, Slip: f.rrlSlip, Window: f.rrlWindow}),
 			Metrics:     vec.For("enum"), Logger: log,
 		})
 		d.shutdown = append(d.shutdown, s.Shutdown)
@@ -113,7 +120,8 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, err
 		}
-		log.Info("serving ENUM", "addr", addrs, "zone", h.Suffix())
+		log.Info("serving ENUM", "addr", addrs, "zone", h.Suffix(), "rrl_rate", f.dnsRRLRate, "rrl_slip", f.rrlSlip,
+			"tcp_max_conns", orCap(f.dnsTCPMax, enum.DefaultTCPMaxConns, sockets.ShareDNS))
 	}
 	if f.sip != "" {
 		allow, err := parsePrefixes(f.sipAllow)

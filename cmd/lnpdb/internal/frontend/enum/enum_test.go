@@ -45,7 +45,12 @@ func query(number string) *dns.Msg {
 // serve starts h on loopback UDP and TCP and returns their addresses.
 func serve(t *testing.T, h *Handler) (udp, tcp string) {
 	t.Helper()
-	s := NewServer(h, ServerConfig{})
+	return serveWith(t, h, ServerConfig{})
+}
+
+func serveWith(t *testing.T, h *Handler, cfg ServerConfig) (udp, tcp string) {
+	t.Helper()
+	s := NewServer(h, cfg)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/rrl"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/dipstat"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/udpbatch"
@@ -33,14 +35,20 @@ type ServerConfig struct {
 	// TCPMaxConns caps the TCP connections open at once, across every
 	// listener; 0: DefaultTCPMaxConns.
 	TCPMaxConns int
-	Metrics     *dipstat.Metrics // counts connections dropped; nil: none
-	Logger      *slog.Logger     // takes accept errors; nil: none
+	// RRL limits the answers sent over UDP per client network (BIND's
+	// response-rate limiting); nil: no limit. TCP is never limited: a
+	// TCP client's address is not spoofed.
+	RRL     *rrl.Limiter
+	Metrics *dipstat.Metrics // counts what is dropped; nil: none
+	Logger  *slog.Logger     // takes accept errors; nil: none
 }
 
 // Server serves a Handler on any number of UDP sockets and TCP listeners.
 type Server struct {
-	h   *Handler
-	tcp *sockets.Gate
+	h       *Handler
+	tcp     *sockets.Gate
+	rrl     *rrl.Limiter
+	metrics *dipstat.Metrics
 
 	servers sockets.Set[*dns.Server]
 	udp     sockets.Set[*net.UDPConn]
@@ -52,7 +60,7 @@ func NewServer(h *Handler, cfg ServerConfig) *Server {
 	if lim.MaxConns <= 0 {
 		lim.MaxConns = DefaultTCPMaxConns
 	}
-	return &Server{h: h, tcp: sockets.NewGate(lim)}
+	return &Server{h: h, tcp: sockets.NewGate(lim), rrl: cfg.RRL, metrics: cfg.Metrics}
 }
 
 // ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
@@ -68,13 +76,68 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 		pc.Close()
 		return ErrServerClosed
 	}
-	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
-		return s.h.AnswerWire(dst, datagram)
-	})
+	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, s.answerDatagram)
 	if s.udp.Remove(udp) {
 		return ErrServerClosed
 	}
 	return err
+}
+
+// answerDatagram answers the query in datagram from from into dst, within
+// the response rate limit.
+func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bool) {
+	out, ok := s.h.AnswerWire(dst, datagram)
+	if !ok || s.rrl == nil {
+		return out, ok
+	}
+	switch s.rrl.Answer(addrOf(from), time.Now()) {
+	case rrl.Drop:
+		s.metrics.Dropped(dipstat.DropRateLimited)
+		return dst, false
+	case rrl.Truncate:
+		s.metrics.Dropped(dipstat.DropRateLimited)
+		return truncated(out)
+	}
+	return out, true
+}
+
+// truncated cuts the packed response out to its header and question, TC
+// set and no records: what a rate-limited client is sent so that it
+// retries over TCP. A response it cannot cut is not sent.
+func truncated(out []byte) ([]byte, bool) {
+	if len(out) < 12 || out[4] != 0 || out[5] != 1 {
+		return out[:0], false
+	}
+	i := 12
+	for {
+		if i >= len(out) {
+			return out[:0], false
+		}
+		l := int(out[i])
+		if l == 0 {
+			i++
+			break
+		}
+		if l&0xC0 != 0 { // a question's name is never compressed
+			return out[:0], false
+		}
+		i += 1 + l
+	}
+	if i += 4; i > len(out) {
+		return out[:0], false
+	}
+	out = out[:i]
+	out[2] |= 0x02   // TC
+	clear(out[6:12]) // no answer, authority or additional records
+	return out, true
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.AddrPort().Addr()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap.Addr()
 }
 
 // maxUDP bounds queries read and answers written over UDP: the largest
