@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // DB is an open table. It is safe for concurrent use by any number of

@@ -1,6 +1,6 @@
 package format
 
-import "github.com/lnpdb/lnpdb/format/internal/vfs"
+import "github.com/lnpdb/lnpdb/internal/core/vfs"
 
 // SetCompactWritten sets the hook db's Compact runs between writing the
 // compacted file and renaming it into place; nil removes it.

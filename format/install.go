@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // Install puts the table read from r at path, the way a table fetched from

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/format/internal/journal"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // The journal (the table's path + ".journal") makes applied updates durable.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 

@@ -11,8 +11,8 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // fileWriter appends sections to the output file and remembers where each

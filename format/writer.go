@@ -8,9 +8,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // Writer assembles a table and writes it. A source reader (package

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lnpdb/lnpdb/format/internal/atomicfile"
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // ErrBroken reports a journal that a failed append left in a state that

@@ -1,6 +1,8 @@
-// Package vfs is the file-system seam of the format package: every file the
+// Package vfs is the file-system seam of the durable writes: every file the
 // format package creates, writes, syncs, renames or removes — the table files
-// it builds and compacts, the journal, its rewrites — goes through an FS.
+// it builds and compacts, the spill files of a build, the journal, its
+// rewrites — and the server's own durable files (through atomicfile) go
+// through an FS.
 // Production code uses Default, the operating system; tests wrap it in
 // Faulty to inject ENOSPC, EIO, short writes and crashes between an fsync and
 // a rename through the very same calls. (Mapping a table for reading is not
@@ -28,7 +30,7 @@ type File interface {
 	Fd() uintptr
 }
 
-// FS is the set of file-system calls the format package makes.
+// FS is the set of file-system calls the durable writes make.
 type FS interface {
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
 	// CreateTemp is os.CreateTemp.

@@ -1,7 +1,9 @@
 // Package atomicfile writes a file so that it appears at its path whole or
 // not at all: into a temporary file beside it, fsync'd, checked, renamed over
-// the path, and the directory fsync'd. Every file the format package writes
-// goes through it: tables built and compacted, and journal rewrites.
+// the path, and the directory fsync'd. Every durable file of the tree goes
+// through it: tables built, compacted and installed, journal rewrites, the
+// update log's recorded position and a fetched table's ETag. It imports only
+// the standard library and vfs, so that format and the server share it.
 //
 // A temporary file is named "." + the path's base name + ".tmp-" and a random
 // suffix, and holds an exclusive advisory lock while it is written, so that
@@ -16,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // Options refine Write.

@@ -5,7 +5,7 @@ package atomicfile
 import (
 	"syscall"
 
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 func lock(f vfs.File) error {

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/format/internal/vfs"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

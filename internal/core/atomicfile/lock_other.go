@@ -2,7 +2,7 @@
 
 package atomicfile
 
-import "github.com/lnpdb/lnpdb/format/internal/vfs"
+import "github.com/lnpdb/lnpdb/internal/core/vfs"
 
 // Without advisory locks a temporary file cannot be told from one being
 // written: RemoveStale leaves them all.
