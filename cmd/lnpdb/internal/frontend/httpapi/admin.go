@@ -163,10 +163,12 @@ type updatesBody struct {
 	Modified int `json:"modified"`
 	Deleted  int `json:"deleted"`
 	Pending  int `json:"pending"` // numbers awaiting compaction, after the batch
-	// With a shared update log: the batch's sequence number in it, and
-	// how many nodes had applied it when answered.
-	Seq          int64 `json:"seq,omitempty"`
-	NodesApplied int   `json:"nodes_applied,omitempty"`
+	// With a shared update log: the batch's sequence number in it, how
+	// many nodes had applied it when answered, and the nodes known to
+	// have passed it without applying it (their table refused it).
+	Seq          int64    `json:"seq,omitempty"`
+	NodesApplied int      `json:"nodes_applied,omitempty"`
+	NodesRefused []string `json:"nodes_refused,omitempty"`
 }
 
 // AdminBodyTimeout bounds how long an update feed may take to arrive: 64 MiB
@@ -335,8 +337,9 @@ func refusedUpdate(err error, notDone string, keyReused error) *apiError {
 
 // postToLog appends a parsed feed to the shared update log and answers once
 // it is durable there and wait nodes have applied it: 200, or 202 when
-// fewer had within UpdateWaitTimeout (the batch is logged all the same and
-// every node will apply it).
+// fewer had within UpdateWaitTimeout, or when every node had passed it and
+// too many had refused it (nodes_refused names them). The batch is logged
+// all the same; a refusing node applies it once its table takes it.
 func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key string, wait int) {
 	ctx, cancel := context.WithTimeout(r.Context(), UpdateWaitTimeout)
 	defer cancel()
@@ -357,7 +360,7 @@ func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key
 		return
 	}
 	body := updatesBody{Applied: res.Added + res.Modified + res.Deleted, Added: res.Added, Modified: res.Modified,
-		Deleted: res.Deleted, Pending: res.Pending, Seq: res.Seq, NodesApplied: res.Nodes}
+		Deleted: res.Deleted, Pending: res.Pending, Seq: res.Seq, NodesApplied: res.Nodes, NodesRefused: res.Refused}
 	if res.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
@@ -367,7 +370,7 @@ func (a *Admin) postToLog(w *recorder, r *http.Request, ups []format.Update, key
 	}
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "updates logged",
 		slog.Int64("seq", res.Seq), slog.Int("applied", body.Applied), slog.Bool("replayed", res.Replayed),
-		slog.Int("nodes_applied", res.Nodes), slog.String("admin_key", w.keyID))
+		slog.Int("nodes_applied", res.Nodes), slog.Any("nodes_refused", res.Refused), slog.String("admin_key", w.keyID))
 	writeJSON(w, status, &body)
 }
 

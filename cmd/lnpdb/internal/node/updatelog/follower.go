@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/metric"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // readLimit is how many entries one read of the log returns.
@@ -47,6 +49,8 @@ type Config struct {
 	Applied func()
 	// Registerer receives the metrics; nil registers none.
 	Registerer prometheus.Registerer
+
+	fs vfs.FS // the state file's; nil is vfs.Default (tests fail it)
 }
 
 // Follower applies the log into one table, in order, and answers posts of
@@ -60,7 +64,9 @@ type Follower struct {
 	poll    time.Duration
 	onApply func()
 	state   string // the state file
+	fs      vfs.FS
 	m       *metrics
+	tableID string // the table whose refusals skipped holds (follow's own)
 
 	applied, head atomic.Int64
 	pgUp          atomic.Bool
@@ -70,6 +76,8 @@ type Follower struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when applied advances
+	skipped []int64       // batches up to applied the table refused, ascending
+	stateN  atomic.Int64  // counts changes of applied and skipped, for the reporter
 
 	wake   chan struct{}
 	report chan struct{} // wakes the reporter
@@ -86,7 +94,7 @@ func Start(cfg Config) (*Follower, error) {
 		return nil, errors.New("updatelog: Config.DB, Node and Log or DSN are required")
 	}
 	f := &Follower{db: cfg.DB, node: cfg.Node, log: cfg.Logger, poll: cfg.Poll,
-		onApply: cfg.Applied, state: StatePath(cfg.DB.Path()),
+		onApply: cfg.Applied, state: StatePath(cfg.DB.Path()), fs: cfg.fs,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), report: make(chan struct{}, 1)}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
@@ -94,11 +102,16 @@ func Start(cfg Config) (*Follower, error) {
 	if f.poll <= 0 {
 		f.poll = time.Second
 	}
-	st, err := readState(f.state)
+	if f.fs == nil {
+		f.fs = vfs.Default
+	}
+	st, err := readState(f.fs, f.state)
 	if err != nil {
 		return nil, err
 	}
 	f.applied.Store(st.Seq)
+	f.skipped = st.Skipped
+	f.stateN.Store(1)
 	f.head.Store(st.Seq)
 	if f.m, err = newMetrics(cfg.Registerer, f); err != nil {
 		return nil, err
@@ -167,6 +180,9 @@ func (f *Follower) run(l *Log, st state) {
 			"state", f.state, "recorded_log", st.Log, "recorded_seq", st.Seq, "log", l.ID())
 		f.applied.Store(0)
 		f.head.Store(0)
+		f.mu.Lock()
+		f.skipped = nil
+		f.mu.Unlock()
 	}
 	f.lastErr.Store(nil)
 	f.pgUp.Store(true)
@@ -195,8 +211,25 @@ func (f *Follower) LogID() string {
 	return ""
 }
 
-// Applied is the last sequence applied to the table.
+// Applied is the last sequence of the log this node has passed: applied
+// to the table, or refused by it (Skipped).
 func (f *Follower) Applied() int64 { return f.applied.Load() }
+
+// Skipped returns the batches up to Applied that the table refused: they
+// are not in it. A table that gains what they lacked (reloaded, or pulled
+// from an origin) applies them then, with every batch after them again.
+func (f *Follower) Skipped() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.skipped)
+}
+
+func (f *Follower) isSkipped(seq int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, found := slices.BinarySearch(f.skipped, seq)
+	return found
+}
 
 // kick wakes the follower now.
 func (f *Follower) kick() {
@@ -223,12 +256,20 @@ func (f *Follower) WaitApplied(ctx context.Context, seq int64) error {
 	}
 }
 
-func (f *Follower) advanced(seq int64) {
-	f.applied.Store(seq)
+// advanced records a new position and set of skipped batches in memory,
+// wakes the waiters and the reporter.
+func (f *Follower) advanced(seq int64, skipped []int64) {
 	f.mu.Lock()
+	f.skipped = skipped
+	f.applied.Store(seq)
 	close(f.changed)
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
+	f.stateN.Add(1)
+	select {
+	case f.report <- struct{}{}:
+	default:
+	}
 }
 
 // listen keeps a LISTEN connection open and wakes the follower on each
@@ -274,6 +315,9 @@ func (f *Follower) follow() {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
+		if err := f.retrySkipped(); err != nil && f.ctx.Err() == nil {
+			f.log.Warn("update log: re-applying the batches this table refused failed; retrying", "error", err)
+		}
 		more, err := f.catchUp()
 		if err != nil {
 			msg := err.Error()
@@ -296,9 +340,10 @@ func (f *Follower) follow() {
 	}
 }
 
-// reporter tells the log how far this node has applied it (for ?wait=N),
-// apart from the applying, which never waits for it: the latest position
-// only, once per change, retried while the log is unreachable.
+// reporter tells the log how far this node has passed it and which batches
+// it skipped (for ?wait=N), apart from the applying, which never waits for
+// it: the latest state only, once per change, retried while the log is
+// unreachable.
 func (f *Follower) reporter() {
 	var reported int64
 	for {
@@ -307,8 +352,11 @@ func (f *Follower) reporter() {
 			return
 		case <-f.report:
 		}
-		for seq := f.applied.Load(); seq > reported; seq = f.applied.Load() {
-			if err := f.lp.Load().ReportApplied(f.ctx, f.node, seq); err != nil {
+		for n := f.stateN.Load(); n != reported; n = f.stateN.Load() {
+			f.mu.Lock()
+			seq, skipped := f.applied.Load(), f.skipped
+			f.mu.Unlock()
+			if err := f.lp.Load().ReportApplied(f.ctx, f.node, seq, skipped); err != nil {
 				if f.ctx.Err() != nil {
 					return
 				}
@@ -320,7 +368,7 @@ func (f *Follower) reporter() {
 				}
 				continue
 			}
-			reported = seq
+			reported = n
 		}
 	}
 }
@@ -350,18 +398,15 @@ func (f *Follower) catchUp() (more bool, err error) {
 		f.lastErr.Store(nil)
 		return false, nil
 	}
-	last, err := f.apply(entries)
+	last, refused, err := f.apply(entries)
 	if last > from {
 		// The journal has them (fsync'd): record the position, then
 		// tell the log and the waiters.
-		if werr := writeState(f.state, state{Log: l.ID(), Seq: last}); werr != nil && err == nil {
+		skipped := append(f.Skipped(), refused...)
+		if werr := writeState(f.fs, f.state, state{Log: l.ID(), Seq: last, Skipped: skipped}); werr != nil && err == nil {
 			err = werr
 		}
-		f.advanced(last)
-		select {
-		case f.report <- struct{}{}:
-		default:
-		}
+		f.advanced(last, skipped)
 		if f.onApply != nil {
 			f.onApply()
 		}
@@ -373,15 +418,17 @@ func (f *Follower) catchUp() (more bool, err error) {
 	return len(entries) == readLimit, nil
 }
 
-// apply applies entries in order and returns the last sequence applied.
-// Consecutive entries go to the journal together (the last update of a
-// number wins within a batch as across batches); a group refused as
-// invalid is applied entry by entry, and an entry the table refuses is
-// skipped with an error log line: this table lacks what the posting node's
-// table had (a new SPID), and holding the log back for it would stop every
-// later update too.
-func (f *Follower) apply(entries []Entry) (int64, error) {
-	last := entries[0].Seq - 1
+// apply applies entries in order and returns the last sequence passed and
+// the ones among them the table refused. Consecutive entries go to the
+// journal together (the last update of a number wins within a batch as
+// across batches); a group refused as invalid is applied entry by entry,
+// and an entry the table refuses is skipped with an error log line: this
+// table lacks what the posting node's table had (a new SPID), and holding
+// the log back for it would stop every later update too. A skipped batch is
+// not counted as applied by this node (Log.AppliedBy), and is applied once
+// the table takes it (retrySkipped).
+func (f *Follower) apply(entries []Entry) (last int64, refused []int64, err error) {
+	last = entries[0].Seq - 1
 	type decoded struct {
 		seq int64
 		ups []format.Update
@@ -399,8 +446,12 @@ func (f *Follower) apply(entries []Entry) (int64, error) {
 		_, err := f.db.ApplyBatch(all, "")
 		if errors.Is(err, format.ErrInvalidUpdate) && len(group) > 1 {
 			for _, d := range group {
-				if err := f.applyOne(d.seq, d.ups); err != nil {
+				ok, err := f.applyOne(d.seq, d.ups)
+				if err != nil {
 					return err
+				}
+				if !ok {
+					refused = append(refused, d.seq)
 				}
 				last = d.seq
 			}
@@ -412,6 +463,7 @@ func (f *Follower) apply(entries []Entry) (int64, error) {
 		}
 		if err != nil {
 			f.refuse(group[0].seq, err)
+			refused = append(refused, group[0].seq)
 		} else {
 			f.m.batches.Add(float64(len(group)))
 		}
@@ -424,44 +476,125 @@ func (f *Follower) apply(entries []Entry) (int64, error) {
 		ups, err := e.Updates()
 		if err != nil {
 			if ferr := flush(); ferr != nil {
-				return last, ferr
+				return last, refused, ferr
 			}
 			f.refuse(e.Seq, err)
+			refused = append(refused, e.Seq)
 			last = e.Seq
 			continue
 		}
 		if n+len(ups) > maxApply {
 			if err := flush(); err != nil {
-				return last, err
+				return last, refused, err
 			}
 		}
 		group = append(group, decoded{e.Seq, ups})
 		n += len(ups)
 	}
 	if err := flush(); err != nil {
-		return last, err
+		return last, refused, err
 	}
-	return last, nil
+	return last, refused, nil
 }
 
-func (f *Follower) applyOne(seq int64, ups []format.Update) error {
-	_, err := f.db.ApplyBatch(ups, "")
+// applyOne applies one batch; ok is false when the table refused it.
+func (f *Follower) applyOne(seq int64, ups []format.Update) (ok bool, err error) {
+	_, err = f.db.ApplyBatch(ups, "")
 	switch {
 	case err == nil:
 		f.m.batches.Inc()
+		return true, nil
 	case errors.Is(err, format.ErrInvalidUpdate):
 		f.refuse(seq, err)
-	default:
-		return err
+		return false, nil
 	}
-	return nil
+	return false, err
 }
 
 func (f *Follower) refuse(seq int64, err error) {
 	f.refused.Add(1)
 	f.m.refused.Inc()
-	f.log.Error("update log: this table refuses a batch the posting node accepted; skipped, so this node differs from the others for its numbers",
+	f.log.Error("update log: this table refuses a batch the posting node accepted; skipped (not applied here, so this node differs from the others for its numbers until its table takes it)",
 		"seq", seq, "table", f.db.Path(), "error", err)
+}
+
+// retryChunk is how many skipped batches retrySkipped reads at once.
+const retryChunk = 200
+
+// retrySkipped applies the skipped batches once the table takes them: when
+// the table is another file than the last time it looked (reloaded,
+// pulled, compacted, or at start), it checks the skipped batches against
+// it, and from the first one it now takes it applies the log again, in
+// order, up to the position: a skipped batch applied alone would undo the
+// later batches that set the same numbers, whereas the run applied again
+// in order leaves every number as the last batch of the log set it (the
+// package doc). Those the table still refuses stay skipped.
+func (f *Follower) retrySkipped() error {
+	id := f.db.Info().ID
+	if id == f.tableID {
+		return nil
+	}
+	l := f.lp.Load()
+	skipped := f.Skipped()
+	var from int64
+	for i := 0; i < len(skipped) && from == 0; i += retryChunk {
+		entries, err := l.Get(f.ctx, skipped[i:min(i+retryChunk, len(skipped))])
+		if err != nil {
+			return err
+		}
+		for j := range entries {
+			ups, err := entries[j].Updates()
+			if err == nil && f.db.CheckBatch(ups) == nil {
+				from = entries[j].Seq
+				break
+			}
+		}
+	}
+	if from == 0 {
+		f.tableID = id
+		return nil
+	}
+	end := f.applied.Load()
+	var refused []int64
+	for pos := from - 1; pos < end; {
+		entries, _, err := l.Read(f.ctx, pos, readLimit)
+		if err != nil {
+			return err
+		}
+		k := 0
+		for k < len(entries) && entries[k].Seq <= end {
+			k++
+		}
+		if k == 0 {
+			break
+		}
+		last, ref, err := f.apply(entries[:k])
+		refused = append(refused, ref...)
+		if err != nil {
+			return err // the table differs: all of it again next time
+		}
+		pos = last
+	}
+	kept := append(skipped[:0:0], skipped[:firstFrom(skipped, from)]...)
+	kept = append(kept, refused...)
+	if err := writeState(f.fs, f.state, state{Log: l.ID(), Seq: end, Skipped: kept}); err != nil {
+		f.log.Warn("update log: recording the re-applied batches failed; a restart applies them again", "error", err)
+	}
+	f.advanced(end, kept)
+	f.tableID = id
+	f.log.Info("update log: the table now takes batches it had refused; applied the log again from the first of them",
+		"from_seq", from, "to_seq", end, "applied_now", len(skipped)-len(kept), "still_skipped", len(kept))
+	if f.onApply != nil {
+		f.onApply()
+	}
+	return nil
+}
+
+// firstFrom returns the index of the first of the ascending seqs at or
+// after from.
+func firstFrom(seqs []int64, from int64) int {
+	i, _ := slices.BinarySearch(seqs, from)
+	return i
 }
 
 // Result is the answer to a post.
@@ -473,13 +606,17 @@ type Result struct {
 	// Complete is true when that is the number asked for.
 	Nodes    int
 	Complete bool
+	// Refused names the nodes known, when Post returned, to have passed
+	// the batch without applying it (their table refused it).
+	Refused []string
 }
 
 // Post checks a batch against this node's table, appends it to the log
 // (see Log.Append) and waits until wait nodes, this one first, have
-// applied it, or until ctx ends: then it returns with Complete false. A
-// batch the table refuses is refused with the error of format.CheckBatch
-// and never logged.
+// applied it, or until ctx ends, or until every node the log knows has
+// passed it with some having refused it: then it returns with Complete
+// false. A batch the table refuses is refused with the error of
+// format.CheckBatch and never logged.
 func (f *Follower) Post(ctx context.Context, ups []format.Update, key string, wait int) (Result, error) {
 	if err := f.db.CheckBatch(ups); err != nil {
 		return Result{}, err
@@ -508,18 +645,31 @@ func (f *Follower) Post(ctx context.Context, ups []format.Update, key string, wa
 	if wait > 0 {
 		f.kick()
 		if f.WaitApplied(ctx, e.Seq) == nil {
-			r.Nodes = 1
+			// This node knows its own outcome before it reports it.
+			if f.isSkipped(e.Seq) {
+				r.Refused = []string{f.node}
+			} else {
+				r.Nodes = 1
+			}
 		}
 	}
+	self := func(n string) bool { return n == f.node }
+	selfApplied := r.Nodes == 1
 wait:
-	for r.Nodes > 0 && r.Nodes < wait {
-		// Other nodes report their position after applying; this one
-		// may not have reported yet.
-		if n, err := l.AppliedBy(ctx, e.Seq); err == nil && n > r.Nodes {
-			r.Nodes = n
-		}
-		if r.Nodes >= wait {
-			break
+	for r.Nodes+len(r.Refused) > 0 && r.Nodes < wait {
+		// Other nodes report their state after applying; this one may
+		// not have reported yet, and knows its own.
+		if a, err := l.AppliedBy(ctx, e.Seq); err == nil {
+			nodes, refused := len(slices.DeleteFunc(a.Applied, self)), slices.DeleteFunc(a.Refused, self)
+			if selfApplied {
+				nodes++
+			} else {
+				refused = append(refused, f.node)
+			}
+			r.Nodes, r.Refused = max(r.Nodes, nodes), refused
+			if r.Nodes >= wait || (len(slices.DeleteFunc(a.Behind, self)) == 0 && len(r.Refused) > 0) {
+				break // as asked, or no node left that could still apply it
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -527,6 +677,7 @@ wait:
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	slices.Sort(r.Refused)
 	r.Complete = r.Nodes >= wait
 	r.Pending = f.db.PendingUpdates()
 	return r, nil
@@ -540,16 +691,29 @@ type Status struct {
 	Lag        int64  `json:"lag"`      // batches in the log not applied here
 	// Postgres is "ok", or "unavailable" while the log cannot be read.
 	Postgres       string `json:"postgres"`
-	Listening      bool   `json:"listening"` // woken by LISTEN/NOTIFY, not polling alone
-	RefusedBatches int64  `json:"refused_batches"`
-	LastError      string `json:"last_error,omitempty"`
+	Listening      bool   `json:"listening"`       // woken by LISTEN/NOTIFY, not polling alone
+	RefusedBatches int64  `json:"refused_batches"` // refusals since start (a batch refused again counts again)
+	// SkippedBatches counts the batches up to AppliedSeq this table refused
+	// and therefore does not hold; SkippedSeqs lists the first of them.
+	SkippedBatches int     `json:"skipped_batches"`
+	SkippedSeqs    []int64 `json:"skipped_seqs,omitempty"`
+	LastError      string  `json:"last_error,omitempty"`
 }
+
+// maxStatusSkipped is how many skipped sequences Status lists.
+const maxStatusSkipped = 100
 
 // Status reports the node's place in the log.
 func (f *Follower) Status() Status {
 	st := Status{Node: f.node, AppliedSeq: f.applied.Load(), HeadSeq: f.head.Load(),
 		Postgres: "ok", Listening: f.listening.Load(), RefusedBatches: f.refused.Load()}
 	st.Lag = max(st.HeadSeq-st.AppliedSeq, 0)
+	f.mu.Lock()
+	st.SkippedBatches = len(f.skipped)
+	if len(f.skipped) > 0 {
+		st.SkippedSeqs = slices.Clone(f.skipped[:min(len(f.skipped), maxStatusSkipped)])
+	}
+	f.mu.Unlock()
 	if !f.pgUp.Load() {
 		st.Postgres = "unavailable"
 	}
@@ -579,6 +743,8 @@ func newMetrics(reg prometheus.Registerer, f *Follower) (*metrics, error) {
 	if err := metric.Register(reg, m.batches, m.refused, m.appends,
 		metric.GaugeFunc("lnpdb_update_log_applied_seq", "The last sequence number of the shared update log applied to this node's table.",
 			func() float64 { return float64(f.applied.Load()) }),
+		metric.GaugeFunc("lnpdb_update_log_skipped_batches", "Batches of the shared update log this node passed without applying them, because its table refused them (an SPID it lacks): its answers differ from the other nodes' for their numbers.",
+			func() float64 { f.mu.Lock(); defer f.mu.Unlock(); return float64(len(f.skipped)) }),
 		metric.GaugeFunc("lnpdb_update_log_head_seq", "The shared update log's highest sequence number, as last seen.",
 			func() float64 { return float64(f.head.Load()) }),
 		metric.GaugeFunc("lnpdb_update_log_lag", "Batches of the shared update log not yet applied here.",

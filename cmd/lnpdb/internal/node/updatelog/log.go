@@ -387,13 +387,7 @@ func (l *Log) Read(ctx context.Context, after int64, limit int) ([]Entry, int64,
 		var rows pgx.Rows
 		rows, err = l.pool.Query(ctx, `SELECT seq, posted, node, feed, added, modified, deleted FROM update_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 		if err == nil {
-			out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Entry, error) {
-				var e Entry
-				var f string
-				err := row.Scan(&e.Seq, &e.Posted, &e.Node, &f, &e.Added, &e.Modified, &e.Deleted)
-				e.Feed = []byte(f)
-				return e, err
-			})
+			out, err = pgx.CollectRows(rows, scanEntry)
 		}
 	}
 	if err != nil {
@@ -402,18 +396,22 @@ func (l *Log) Read(ctx context.Context, after int64, limit int) ([]Entry, int64,
 	return out, head, nil
 }
 
-// ReportApplied records that node has applied the log up to seq.
-func (l *Log) ReportApplied(ctx context.Context, node string, seq int64) error {
+// ReportApplied records that node has passed the log up to seq, and which
+// batches up to it its table refused (skipped: not applied there).
+func (l *Log) ReportApplied(ctx context.Context, node string, seq int64, skipped []int64) error {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
+	if skipped == nil {
+		skipped = []int64{}
+	}
 	// A report lost with the server's crash is made again with the
 	// next batch: it need not wait for the WAL flush.
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO update_log_nodes (node, applied_seq) VALUES ($1, $2)
-			ON CONFLICT (node) DO UPDATE SET applied_seq = excluded.applied_seq, updated = now()`, node, seq)
+		_, err := tx.Exec(ctx, `INSERT INTO update_log_nodes (node, applied_seq, skipped) VALUES ($1, $2, $3)
+			ON CONFLICT (node) DO UPDATE SET applied_seq = excluded.applied_seq, skipped = excluded.skipped, updated = now()`, node, seq, skipped)
 		return err
 	})
 	if err != nil {
@@ -422,15 +420,73 @@ func (l *Log) ReportApplied(ctx context.Context, node string, seq int64) error {
 	return nil
 }
 
-// AppliedBy counts the nodes that have reported applying seq.
-func (l *Log) AppliedBy(ctx context.Context, seq int64) (int, error) {
+// Appliers is what the nodes have reported of one batch, by node name.
+type Appliers struct {
+	// Applied names the nodes whose table took the batch.
+	Applied []string
+	// Refused names the nodes that passed it without applying it: their
+	// table refused it (see Follower).
+	Refused []string
+	// Behind names the nodes known to the log that have not reached it.
+	Behind []string
+}
+
+// AppliedBy reports which nodes have applied seq, which refused it, and
+// which have not reached it yet.
+func (l *Log) AppliedBy(ctx context.Context, seq int64) (Appliers, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	var n int
-	if err := l.pool.QueryRow(ctx, `SELECT count(*) FROM update_log_nodes WHERE applied_seq >= $1`, seq).Scan(&n); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	var a Appliers
+	rows, err := l.pool.Query(ctx, `SELECT node, applied_seq >= $1, $1 = ANY(skipped) FROM update_log_nodes ORDER BY node`, seq)
+	if err == nil {
+		for rows.Next() {
+			var node string
+			var reached, skipped bool
+			if err = rows.Scan(&node, &reached, &skipped); err != nil {
+				break
+			}
+			switch {
+			case !reached:
+				a.Behind = append(a.Behind, node)
+			case skipped:
+				a.Refused = append(a.Refused, node)
+			default:
+				a.Applied = append(a.Applied, node)
+			}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
 	}
-	return n, nil
+	if err != nil {
+		return Appliers{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return a, nil
+}
+
+// Get returns the entries with the given sequence numbers that the log
+// holds, in order.
+func (l *Log) Get(ctx context.Context, seqs []int64) ([]Entry, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	rows, err := l.pool.Query(ctx, `SELECT seq, posted, node, feed, added, modified, deleted FROM update_log WHERE seq = ANY($1) ORDER BY seq`, seqs)
+	var out []Entry
+	if err == nil {
+		out, err = pgx.CollectRows(rows, scanEntry)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+func scanEntry(row pgx.CollectableRow) (Entry, error) {
+	var e Entry
+	var f string
+	err := row.Scan(&e.Seq, &e.Posted, &e.Node, &f, &e.Added, &e.Modified, &e.Deleted)
+	e.Feed = []byte(f)
+	return e, err
 }
 
 // listen opens a connection that LISTENs on the log's channel.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -188,7 +190,7 @@ func TestReapplyingChangesNothing(t *testing.T) {
 	require.NoError(t, db.Close())
 
 	for _, from := range []int64{0, last.Seq / 2, last.Seq - 1} {
-		require.NoError(t, writeState(StatePath(path), state{Log: l.ID(), Seq: from}))
+		require.NoError(t, writeState(vfs.Default, StatePath(path), state{Log: l.ID(), Seq: from}))
 		db, err := format.Open(path)
 		require.NoError(t, err)
 		assert.Equal(t, want, answers(t, db), "after replaying the journal")
@@ -201,7 +203,7 @@ func TestReapplyingChangesNothing(t *testing.T) {
 		f.Stop()
 		require.NoError(t, db.Close())
 	}
-	st, err := readState(StatePath(path))
+	st, err := readState(vfs.Default, StatePath(path))
 	require.NoError(t, err)
 	assert.Equal(t, state{Log: l.ID(), Seq: last.Seq}, st)
 }
@@ -236,6 +238,8 @@ func TestRefusedBatchIsSkipped(t *testing.T) {
 	assert.True(t, r.Complete)
 	assert.EqualValues(t, 2, f.Applied())
 	assert.EqualValues(t, 1, f.Status().RefusedBatches)
+	assert.Equal(t, []int64{1}, f.Skipped(), "passed, not applied")
+	assert.Equal(t, 1, f.Status().SkippedBatches)
 	rec, err := db.Get(2014810002, format.FieldPorted)
 	require.NoError(t, err)
 	assert.Equal(t, "17327370999", rec.Ported.LRN)
@@ -307,6 +311,9 @@ func FuzzParseState(f *testing.F) {
 	f.Add([]byte(`{"log":"","seq":0}`))
 	f.Add([]byte(`{"seq":-1}`))
 	f.Add([]byte(`{`))
+	f.Add([]byte(`{"log":"abc","seq":12,"skipped":[3,7]}`))
+	f.Add([]byte(`{"log":"abc","seq":12,"skipped":[7,3]}`))
+	f.Add([]byte(`{"log":"abc","seq":2,"skipped":[3]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := parseState(b, "state")
 		if err != nil {
@@ -314,6 +321,11 @@ func FuzzParseState(f *testing.F) {
 		}
 		if s.Seq < 0 || (s.Seq > 0 && s.Log == "") {
 			t.Fatalf("accepted %+v from %q", s, b)
+		}
+		for i, q := range s.Skipped {
+			if q <= 0 || q > s.Seq || (i > 0 && q <= s.Skipped[i-1]) {
+				t.Fatalf("accepted skipped %v from %q", s.Skipped, b)
+			}
 		}
 	})
 }
@@ -411,35 +423,119 @@ func TestListenConnectionLost(t *testing.T) {
 	require.Eventually(t, func() bool { return f.Status().Listening }, 10*time.Second, 5*time.Millisecond, "listening again")
 }
 
-// TestStateWriteFails: a position that cannot be recorded (here the
-// temporary file's name is taken by a directory, as a full or failing disk
-// would refuse it) holds nothing back: the batch is in the journal and
-// answered; the file keeps its older position, from which a restart applies
-// again harmlessly (TestReapplyingChangesNothing), and the next write once
-// the disk takes it records the newest.
+// TestStateWriteFails: a position that cannot be recorded (the disk refuses
+// the state file's write) holds nothing back: the batch is in the journal
+// and answered; the file keeps its older position, from which a restart
+// applies again harmlessly (TestReapplyingChangesNothing), and the next
+// write once the disk takes it records the newest.
 func TestStateWriteFails(t *testing.T) {
 	ctx := context.Background()
 	l := openLog(t, testpg.New(t))
 	db, path := testdb.OpenFile(t, lnpdb.Sample())
-	blocker := StatePath(path) + ".tmp"
-	require.NoError(t, os.Mkdir(blocker, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(blocker, "x"), nil, 0o644)) // not removable as a file
-
-	f := follow(t, l, db, "n1")
+	full := func(op vfs.Op, _ string) error {
+		if op == vfs.OpWrite {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	fs := vfs.NewFaulty(vfs.Default, full)
+	f, err := Start(Config{Log: l, DB: db, Node: "n1", Poll: 50 * time.Millisecond, fs: fs})
+	require.NoError(t, err)
+	t.Cleanup(f.Stop)
 	r := rand.New(rand.NewPCG(5, 6))
 	first, err := f.Post(ctx, randomBatch(r, 10), "", 1)
 	require.NoError(t, err, "the batch is logged and applied though its position is not recorded")
-	st, err := readState(StatePath(path))
+	st, err := readState(vfs.Default, StatePath(path))
 	require.NoError(t, err)
 	assert.Less(t, st.Seq, first.Seq, "the file cannot hold the new position")
+	assert.Contains(t, f.Status().LastError, "no space left on device")
 	applied := answers(t, db)
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp", "a temporary file is left")
+	}
 
-	require.NoError(t, os.RemoveAll(blocker))
+	fs.SetInject(nil)
 	second, err := f.Post(ctx, randomBatch(r, 10), "", 1)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		st, err := readState(StatePath(path))
+		st, err := readState(vfs.Default, StatePath(path))
 		return err == nil && st.Seq == second.Seq
 	}, 5*time.Second, 10*time.Millisecond, "the position is recorded once the disk takes it")
 	assert.NotEqual(t, applied, answers(t, db), "the second batch changed answers")
+}
+
+// withCarrier is the sample with one more carrier, ZZZZ: a table that takes
+// batches the sample's refuses.
+func withCarrier(t *testing.T) string {
+	src := testdb.Copy(t, lnpdb.Sample())
+	c := src["carriers.csv"]
+	c.Data = append(append([]byte{}, c.Data...), "ZZZZ,Newport Wireless,WIRELESS,,false\n"...)
+	return testdb.Build(t, src)
+}
+
+// A batch one node's table refuses is not counted as applied by it: the
+// post waiting for two nodes answers one applied and names the refusing
+// node, and that node's status lists the batch. Once its table gains the
+// SPID (a new table installed and reloaded), the node applies the batch —
+// and the later ones again, so that a number a later batch set is not
+// undone — and reports it applied.
+func TestSkippedBatchIsNotApplied(t *testing.T) {
+	ctx := context.Background()
+	l := openLog(t, testpg.New(t))
+	full := withCarrier(t)
+	db1, err := format.Open(full)
+	require.NoError(t, err)
+	t.Cleanup(func() { db1.Close() })
+	db2, path2 := testdb.OpenFile(t, lnpdb.Sample())
+	f1, f2 := follow(t, l, db1, "n1"), follow(t, l, db2, "n2")
+
+	newSPID := []format.Update{
+		{Action: format.Add, TN: 2014810001, LRN: 7327370999, SPID: "ZZZZ", ActivatedAt: 1700000001},
+		{Action: format.Add, TN: 2014810002, LRN: 7327370999, SPID: "ZZZZ", ActivatedAt: 1700000001},
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r, err := f1.Post(wctx, newSPID, "", 2)
+	require.NoError(t, err)
+	assert.False(t, r.Complete, "one of the two nodes did not apply it")
+	assert.Equal(t, 1, r.Nodes)
+	assert.Equal(t, []string{"n2"}, r.Refused)
+	require.Equal(t, []int64{r.Seq}, f2.Skipped())
+	st := f2.Status()
+	assert.Equal(t, 1, st.SkippedBatches)
+	assert.Equal(t, []int64{r.Seq}, st.SkippedSeqs)
+	skippedSeq := r.Seq
+
+	// A later batch sets one of the same numbers with a carrier both know.
+	later := []format.Update{{Action: format.Modify, TN: 2014810002, LRN: 2015829999, SPID: "0987", ActivatedAt: 1700000002}}
+	r, err = f1.Post(wctx, later, "", 2)
+	require.NoError(t, err)
+	assert.True(t, r.Complete)
+	assert.Equal(t, 2, r.Nodes)
+	assert.Empty(t, r.Refused)
+	a, err := l.AppliedBy(ctx, skippedSeq)
+	require.NoError(t, err)
+	assert.Equal(t, Appliers{Applied: []string{"n1"}, Refused: []string{"n2"}}, a)
+
+	// n2's table gains the SPID.
+	in, err := os.Open(full)
+	require.NoError(t, err)
+	_, err = format.Install(path2, in)
+	in.Close()
+	require.NoError(t, err)
+	require.NoError(t, db2.Reload())
+	require.Eventually(t, func() bool { return len(f2.Skipped()) == 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		a, err := l.AppliedBy(ctx, skippedSeq)
+		return err == nil && len(a.Applied) == 2
+	}, 10*time.Second, 10*time.Millisecond, "reported applied by both")
+	assert.Equal(t, answers(t, db1), answers(t, db2), "the nodes answer alike")
+	rec, err := db2.Get(2014810002, format.FieldPorted)
+	require.NoError(t, err)
+	assert.Equal(t, "12015829999", rec.Ported.LRN, "the later batch is not undone")
+	st2, err := readState(vfs.Default, StatePath(path2))
+	require.NoError(t, err)
+	assert.Empty(t, st2.Skipped)
 }
