@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -448,7 +449,8 @@ func TestStateWriteFails(t *testing.T) {
 	st, err := readState(vfs.Default, StatePath(path))
 	require.NoError(t, err)
 	assert.Less(t, st.Seq, first.Seq, "the file cannot hold the new position")
-	assert.Contains(t, f.Status().LastError, "no space left on device")
+	require.Eventually(t, func() bool { return strings.Contains(f.Status().LastError, "no space left on device") },
+		5*time.Second, 5*time.Millisecond, "the status says why")
 	applied := answers(t, db)
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
