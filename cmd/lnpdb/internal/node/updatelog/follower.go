@@ -67,6 +67,8 @@ type Follower struct {
 	fs      vfs.FS
 	m       *metrics
 	tableID string // the table whose refusals skipped holds (follow's own)
+	// unrecorded: the state file lacks the latest position (follow's own).
+	unrecorded bool
 
 	applied, head atomic.Int64
 	pgUp          atomic.Bool
@@ -256,6 +258,14 @@ func (f *Follower) WaitApplied(ctx context.Context, seq int64) error {
 	}
 }
 
+// record writes the position and the skipped batches to the state file;
+// after a failure, catchUp writes them again until it succeeds.
+func (f *Follower) record(l *Log, seq int64, skipped []int64) error {
+	err := writeState(f.fs, f.state, state{Log: l.ID(), Seq: seq, Skipped: skipped})
+	f.unrecorded = err != nil
+	return err
+}
+
 // advanced records a new position and set of skipped batches in memory,
 // wakes the waiters and the reporter.
 func (f *Follower) advanced(seq int64, skipped []int64) {
@@ -395,6 +405,13 @@ func (f *Follower) catchUp() (more bool, err error) {
 		f.head.Store(head)
 	}
 	if len(entries) == 0 {
+		if f.unrecorded {
+			// The last position could not be recorded: again, until
+			// the disk takes it.
+			if err := f.record(l, f.applied.Load(), f.Skipped()); err != nil {
+				return false, err
+			}
+		}
 		f.lastErr.Store(nil)
 		return false, nil
 	}
@@ -403,7 +420,7 @@ func (f *Follower) catchUp() (more bool, err error) {
 		// The journal has them (fsync'd): record the position, then
 		// tell the log and the waiters.
 		skipped := append(f.Skipped(), refused...)
-		if werr := writeState(f.fs, f.state, state{Log: l.ID(), Seq: last, Skipped: skipped}); werr != nil && err == nil {
+		if werr := f.record(l, last, skipped); werr != nil && err == nil {
 			err = werr
 		}
 		f.advanced(last, skipped)
@@ -577,7 +594,7 @@ func (f *Follower) retrySkipped() error {
 	}
 	kept := append(skipped[:0:0], skipped[:firstFrom(skipped, from)]...)
 	kept = append(kept, refused...)
-	if err := writeState(f.fs, f.state, state{Log: l.ID(), Seq: end, Skipped: kept}); err != nil {
+	if err := f.record(l, end, kept); err != nil {
 		f.log.Warn("update log: recording the re-applied batches failed; a restart applies them again", "error", err)
 	}
 	f.advanced(end, kept)

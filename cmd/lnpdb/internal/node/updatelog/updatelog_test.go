@@ -427,8 +427,9 @@ func TestListenConnectionLost(t *testing.T) {
 // TestStateWriteFails: a position that cannot be recorded (the disk refuses
 // the state file's write) holds nothing back: the batch is in the journal
 // and answered; the file keeps its older position, from which a restart
-// applies again harmlessly (TestReapplyingChangesNothing), and the next
-// write once the disk takes it records the newest.
+// applies again harmlessly (TestReapplyingChangesNothing); the status says
+// why until the position is written again, which happens as soon as the
+// disk takes it.
 func TestStateWriteFails(t *testing.T) {
 	ctx := context.Background()
 	l := openLog(t, testpg.New(t))
@@ -459,12 +460,17 @@ func TestStateWriteFails(t *testing.T) {
 	}
 
 	fs.SetInject(nil)
+	require.Eventually(t, func() bool {
+		st, err := readState(vfs.Default, StatePath(path))
+		return err == nil && st.Seq == first.Seq
+	}, 5*time.Second, 10*time.Millisecond, "the position is recorded once the disk takes it")
+	assert.Empty(t, f.Status().LastError)
 	second, err := f.Post(ctx, randomBatch(r, 10), "", 1)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := readState(vfs.Default, StatePath(path))
 		return err == nil && st.Seq == second.Seq
-	}, 5*time.Second, 10*time.Millisecond, "the position is recorded once the disk takes it")
+	}, 5*time.Second, 10*time.Millisecond)
 	assert.NotEqual(t, applied, answers(t, db), "the second batch changed answers")
 }
 
