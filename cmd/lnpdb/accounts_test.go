@@ -164,9 +164,9 @@ func TestUsageExport(t *testing.T) {
 		e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, Now: nov})
 		require.NoError(t, err)
 		for range 12 {
-			require.NoError(t, e.Charge(ctx, h, billing.KindLRN, false))
+			require.NoError(t, deliverCharge(ctx, e, h, billing.KindLRN, false))
 		}
-		require.NoError(t, e.Charge(ctx, h, billing.KindCNAM, false))
+		require.NoError(t, deliverCharge(ctx, e, h, billing.KindCNAM, false))
 		require.NoError(t, e.Close(ctx))
 		s.Close()
 
@@ -181,4 +181,13 @@ func TestUsageExport(t *testing.T) {
 		out = mustRun(t, "usage", "export", "--accounts", dsn, "--month", "2026-10")
 		assert.Equal(t, "account_id,day,kind,lookups,free,amount_micros,amount_usd\n", out)
 	})
+}
+
+// deliverCharge charges a lookup whose answer is delivered.
+func deliverCharge(ctx context.Context, e *billing.Engine, h [32]byte, kind billing.Kind, addon bool) error {
+	hold, err := e.Charge(ctx, h, kind, addon)
+	if err == nil {
+		hold.Settle(true)
+	}
+	return err
 }

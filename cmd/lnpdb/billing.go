@@ -20,8 +20,9 @@ import (
 // billed joins the accounts store and its engine to the HTTP API: it is
 // the server's KeyStore and Accounts when serve runs with --accounts.
 type billed struct {
-	store  billing.Store
-	engine *billing.Engine
+	store        billing.Store
+	engine       *billing.Engine
+	storeTimeout time.Duration // of an admin request's store calls
 
 	mu   sync.RWMutex
 	keys map[[32]byte]auth.Key // built once per key: nothing per request
@@ -34,7 +35,7 @@ const demoCredit = 10_000 // $0.01
 // openBilling opens the accounts store dsn and starts its engine. With dsn
 // "" it makes the demo: a throw-away bbolt store in a temporary directory
 // with one account (the free tier and demoCredit) and returns its key.
-func openBilling(ctx context.Context, dsn string, leaseTTL time.Duration, log *slog.Logger) (b *billed, demoKey string, cleanup func(), err error) {
+func openBilling(ctx context.Context, dsn string, leaseTTL, storeTimeout time.Duration, log *slog.Logger) (b *billed, demoKey string, cleanup func(), err error) {
 	cleanup = func() {}
 	var s billing.Store
 	if dsn == "" {
@@ -64,13 +65,13 @@ func openBilling(ctx context.Context, dsn string, leaseTTL time.Duration, log *s
 	} else if s, err = billing.Open(ctx, dsn); err != nil {
 		return nil, "", cleanup, fmt.Errorf("--accounts: %w", err)
 	}
-	e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, Logger: log, LeaseTTL: leaseTTL, SyncEvery: min(time.Second, leaseTTL/5)})
+	e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, Logger: log, LeaseTTL: leaseTTL, SyncEvery: min(time.Second, leaseTTL/5), StoreTimeout: storeTimeout})
 	if err != nil {
 		s.Close()
 		cleanup()
 		return nil, "", func() {}, err
 	}
-	return &billed{store: s, engine: e, keys: map[[32]byte]auth.Key{}}, demoKey, cleanup, nil
+	return &billed{store: s, engine: e, storeTimeout: storeTimeout, keys: map[[32]byte]auth.Key{}}, demoKey, cleanup, nil
 }
 
 // close returns the engine's leases and closes the store.
@@ -105,7 +106,7 @@ func (b *billed) Authenticate(token string) (auth.Key, bool) {
 func (b *billed) Suspended(token string) bool { return b.engine.Suspended(token) }
 
 // Charge implements httpapi.Accounts.
-func (b *billed) Charge(ctx context.Context, key auth.Key, lookup string) error {
+func (b *billed) Charge(ctx context.Context, key auth.Key, lookup string) (httpapi.Payment, error) {
 	var kind billing.Kind
 	addon := false
 	switch lookup {
@@ -120,11 +121,14 @@ func (b *billed) Charge(ctx context.Context, key auth.Key, lookup string) error 
 	default:
 		kind = billing.Kind(lookup) // cnam, messaging, trust
 	}
-	err := b.engine.Charge(ctx, key.Hash, kind, addon)
+	hold, err := b.engine.Charge(ctx, key.Hash, kind, addon)
 	if short, ok := err.(*billing.InsufficientBalanceError); ok {
-		return paymentError{short}
+		return nil, paymentError{short}
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return hold, nil
 }
 
 // paymentError is a refusal as httpapi answers it: 402 with the price and
@@ -154,8 +158,9 @@ func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (http.Handler,
 				log.Error("reloading keys after an admin change", "error", err)
 			}
 		},
-		NewKey: func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
-		Logger: log,
+		NewKey:       func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
+		Logger:       log,
+		StoreTimeout: b.storeTimeout,
 	})
 }
 

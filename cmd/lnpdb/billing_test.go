@@ -37,9 +37,11 @@ func TestBilledAllocs(t *testing.T) {
 		if !ok {
 			t.Fatal("the key does not authenticate")
 		}
-		if err := b.Charge(ctx, k, httpapi.ChargeLRNEnhancedMessaging); err != nil {
+		p, err := b.Charge(ctx, k, httpapi.ChargeLRNEnhancedMessaging)
+		if err != nil {
 			t.Fatal(err)
 		}
+		p.Settle(true)
 	}
 	for range 2 * billing.FreeTier {
 		charge()

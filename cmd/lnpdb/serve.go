@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
@@ -56,7 +57,7 @@ type serveFlags struct {
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
 	devKey, accessLog, h2c                           bool
 	limit, compactAt                                 int
-	leaseTTL, watchEvery                             time.Duration
+	leaseTTL, watchEvery, accountsTimeout            time.Duration
 	dips                                             *dipFlags
 	redis                                            *redisFlags
 	pull                                             pullFlags
@@ -78,6 +79,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.adminKeysPath, "admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
 	fs.IntVar(&f.compactAt, "compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
+	fs.DurationVar(&f.accountsTimeout, "accounts-timeout", billing.DefaultStoreTimeout, "with --accounts: how long a lookup waits for the accounts store when this process's lease of the account's credit is spent; past it the lookup answers 503 STORAGE_UNAVAILABLE, uncharged (must be under the 10s write timeout)")
 	fs.DurationVar(&f.watchEvery, "watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `file` (PEM) of --tls-cert")
@@ -103,6 +105,8 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 		return nil, fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
 	case f.leaseTTL < time.Second:
 		return nil, fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
+	case f.accountsTimeout <= 0 || f.accountsTimeout > writeTimeout/2:
+		return nil, fmt.Errorf("%w: --accounts-timeout must be above 0 and at most %v, half the write timeout, so that an answer paid for is written", errUsage, writeTimeout/2)
 	case f.compactAt < 0 || f.watchEvery < 0:
 		return nil, fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
 	case f.dbPath != "" && f.keysPath == "" && !f.devKey && f.accountsDSN == "":
@@ -243,7 +247,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		s.listeners = append(s.listeners, ln)
 	}
 	if f.bills() {
-		b, demoKey, cleanup, err := openBilling(ctx, f.accountsDSN, f.leaseTTL, s.log)
+		b, demoKey, cleanup, err := openBilling(ctx, f.accountsDSN, f.leaseTTL, f.accountsTimeout, s.log)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,10 @@ import (
 // AdminConfig configures the accounts admin API. Store and Authorize are
 // required.
 type AdminConfig struct {
-	Store Store
+	// StoreTimeout bounds the store calls of one request; 0 means
+	// DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	Store        Store
 	// Authorize reports whether a bearer token is an admin key.
 	Authorize func(token string) bool
 	// Changed is called after a change to keys or accounts (so that a
@@ -64,6 +67,9 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
 	}
 	if cfg.Changed == nil {
 		cfg.Changed = func(context.Context) {}
@@ -148,7 +154,9 @@ func opNotAllowed(r *http.Request) (int, any, error) {
 
 func (a *Admin) handle(fn func(*http.Request) (int, any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, v, err := fn(r)
+		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.StoreTimeout)
+		defer cancel()
+		status, v, err := fn(r.WithContext(ctx))
 		var ae *apiErr
 		switch {
 		case err == nil:

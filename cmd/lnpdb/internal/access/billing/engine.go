@@ -31,6 +31,11 @@ type EngineConfig struct {
 	// KeysEvery is how often keys and account statuses are reloaded from
 	// the store (others may change them); 0 means 5 s.
 	KeysEvery time.Duration
+	// StoreTimeout bounds the store calls a request waits on: a lookup
+	// that needs the store (its lease is spent) and a usage report. A
+	// lookup the store does not answer in time fails with
+	// ErrStoreUnavailable, uncharged. 0 means DefaultStoreTimeout.
+	StoreTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -43,6 +48,7 @@ type Engine struct {
 	holder                  string
 	ttl, margin, every      time.Duration
 	keysEvery               time.Duration
+	storeTimeout            time.Duration
 	leaseCredit             Micros
 	now                     func() time.Time
 	log                     *slog.Logger
@@ -56,6 +62,8 @@ type Engine struct {
 	closeOnce               sync.Once
 	unbilled                atomic.Int64 // lookups answered on leases lost to expiry
 	syncs, syncErrs, lookup atomic.Int64
+	undelivered             atomic.Int64 // lookups paid for, not delivered, refunded
+	storeTimeouts           atomic.Int64 // store calls of requests past StoreTimeout
 }
 
 type keyEntry struct {
@@ -65,8 +73,10 @@ type keyEntry struct {
 
 // acctState is one account as this process bills it.
 type acctState struct {
-	id     string
-	syncMu sync.Mutex // one sync of the account at a time
+	id string
+	// syncing holds a token while the account syncs: one sync at a time,
+	// and a lookup waits for it no longer than its deadline.
+	syncing chan struct{}
 
 	mu       sync.Mutex // guards what follows
 	gen      uint64     // counts syncs: a charge that waited for one need not sync again
@@ -82,6 +92,14 @@ type acctState struct {
 	freeLeft int64  // the month's free lookups left in the store, at the last sync
 	pendC    Micros // spent since the last sync
 	pendF    int64
+	// reserved and reservedF are held by lookups paid for whose answers
+	// are being written: spent if delivered, back to credit and free if
+	// not ([Hold.Settle]). They belong to the lease of epoch.
+	reserved  Micros
+	reservedF int64
+	// epoch counts the leases this process held of the account: a hold
+	// of an earlier one settles nothing into the current one.
+	epoch    uint64
 	pend     map[usageKey]*UsageRow
 	inflight *LeaseSync // a sync whose outcome is unknown, to resend as it was
 	lastUsed time.Time
@@ -123,6 +141,15 @@ func (e *InsufficientBalanceError) Error() string {
 
 func (e *InsufficientBalanceError) Unwrap() error { return ErrInsufficientBalance }
 
+// ErrStoreUnavailable is what Charge and Usage return (wrapped) when the
+// store does not answer within the engine's StoreTimeout, or fails: the
+// lookup is refused and not charged.
+var ErrStoreUnavailable = errors.New("billing: the accounts store is unavailable")
+
+// DefaultStoreTimeout is EngineConfig.StoreTimeout's default: well under
+// the server's write timeout, and a hundred times a store round trip.
+const DefaultStoreTimeout = 2 * time.Second
+
 // maxTries bounds the syncs one lookup may wait for; past it the lookup is
 // refused as the wallet stood.
 const maxTries = 20
@@ -161,6 +188,10 @@ func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	e.margin = e.ttl / 4
 	if e.keysEvery <= 0 {
 		e.keysEvery = 5 * time.Second
+	}
+	e.storeTimeout = cfg.StoreTimeout
+	if e.storeTimeout <= 0 {
+		e.storeTimeout = DefaultStoreTimeout
 	}
 	if e.leaseCredit <= 0 {
 		e.leaseCredit = MicrosPerDollar / 2
@@ -216,7 +247,7 @@ func (e *Engine) account(id string) *acctState {
 	defer e.mu.Unlock()
 	a := e.accounts[id]
 	if a == nil {
-		a = &acctState{id: id, gen: 1, status: StatusActive, freeLeft: FreeTier, pend: map[usageKey]*UsageRow{}}
+		a = &acctState{id: id, gen: 1, status: StatusActive, freeLeft: FreeTier, pend: map[usageKey]*UsageRow{}, syncing: make(chan struct{}, 1)}
 		e.accounts[id] = a
 	}
 	return a
@@ -251,36 +282,39 @@ func (e *Engine) Lookup(h [32]byte) (KeyRecord, bool) {
 	return k.rec, ok
 }
 
-// Charge charges one answered lookup of kind, plus the messaging add-on
-// when addon, to the account of the key with hash h. It returns nil when
-// the lookup is paid (by the free tier or the wallet), an
-// *InsufficientBalanceError when it cannot be, and another error when the
-// store cannot be reached to renew the lease. A store round trip happens
-// only when the lease runs out.
-func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) error {
+// Charge pays for one lookup of kind, plus the messaging add-on when
+// addon, from the account of the key with hash h, and holds the payment
+// until the answer is written: the caller settles the returned Hold once,
+// with whether the answer was delivered, and only a delivered answer is
+// charged. Charge returns an *InsufficientBalanceError when the lookup
+// cannot be paid, and an error wrapping ErrStoreUnavailable when the lease
+// is spent and the store does not renew it within StoreTimeout. A store
+// round trip happens only when the lease runs out.
+func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) (*Hold, error) {
 	k, ok := (*e.keys.Load())[h]
 	if !ok {
-		return ErrUnknownKey
+		return nil, ErrUnknownKey
 	}
 	select {
 	case <-e.stop:
-		return ErrClosed
+		return nil, ErrClosed
 	default:
 	}
 	ki := kind.index()
 	if ki < 0 || (addon && !kind.Free()) {
-		return fmt.Errorf("billing: %q is not a billable lookup", kind)
+		return nil, fmt.Errorf("billing: %q is not a billable lookup", kind)
 	}
 	a := k.acct
+	var deadline time.Time // of the syncs this lookup waits for
 	// A lookup waits for at most one sync for credit, and a few for a free
 	// lookup (another process's background sync can return the one this
 	// sync leased before this lookup takes it).
 	for syncs, skipped, tries := 0, 0, 0; ; tries++ {
 		now := e.now()
 		a.mu.Lock()
-		paid, sync, low, gen := a.spend(now, kind, ki, addon, e.leaseCredit, syncs)
+		hold, sync, low, gen := a.spend(now, kind, ki, addon, e.leaseCredit, syncs)
 		var short *InsufficientBalanceError
-		if !paid && (!sync || tries >= maxTries) {
+		if hold == nil && (!sync || tries >= maxTries) {
 			price := a.prices[ki]
 			if addon {
 				price, _ = addMicros(price, a.prices[KindMessagingAddon.index()])
@@ -290,22 +324,25 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 		}
 		a.mu.Unlock()
 		switch {
-		case paid:
-			e.lookup.Add(1)
+		case hold != nil:
+			hold.e = e
 			if low {
 				e.wake()
 			}
-			return nil
+			return hold, nil
 		case short != nil:
 			// What this lease holds cannot pay: give it back at once, so
 			// that a process holding the rest of the wallet can.
 			e.wake()
-			return short
+			return nil, short
 		}
-		synced, err := e.syncAccounts(ctx, []*acctState{a}, gen)
+		if deadline.IsZero() {
+			deadline = time.Now().Add(e.storeTimeout)
+		}
+		synced, err := e.syncBy(ctx, deadline, a, gen)
 		switch {
 		case err != nil:
-			return err
+			return nil, err
 		case synced || skipped >= 3:
 			syncs++
 		default:
@@ -315,19 +352,92 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 	}
 }
 
+// syncBy syncs a for a lookup, giving up at deadline.
+func (e *Engine) syncBy(ctx context.Context, deadline time.Time, a *acctState, gen uint64) (bool, error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	synced, err := e.syncAccounts(ctx, []*acctState{a}, gen)
+	if err != nil && ctx.Err() != nil {
+		e.storeTimeouts.Add(1)
+	}
+	return synced, err
+}
+
+// Hold is a lookup's payment, taken from a lease and held until the
+// lookup's answer is written. Settle it exactly once.
+type Hold struct {
+	e                 *Engine
+	a                 *acctState
+	epoch             uint64
+	kind              Kind
+	addon, free       bool
+	price, addonPrice Micros
+	day               string
+}
+
+var holds = sync.Pool{New: func() any { return new(Hold) }}
+
+// Settle charges the held lookup when its answer was delivered, and gives
+// the payment back to the lease when it was not. A hold of a lease that
+// ended meanwhile (returned on shutdown, or lost to expiry) charges
+// nothing: a delivered lookup is then counted as unbilled.
+func (h *Hold) Settle(delivered bool) {
+	e, a := h.e, h.a
+	total := h.price + h.addonPrice
+	a.mu.Lock()
+	switch {
+	case h.epoch != a.epoch:
+		if delivered {
+			e.unbilled.Add(1)
+		}
+	case delivered:
+		a.reserved -= total
+		a.pendC += total
+		u := a.row(h.day, h.kind)
+		u.Lookups++
+		u.Amount += h.price
+		if h.free {
+			a.reservedF--
+			a.pendF++
+			u.Free++
+		}
+		if h.addon {
+			u := a.row(h.day, KindMessagingAddon)
+			u.Lookups++
+			u.Amount += h.addonPrice
+		}
+	default:
+		a.reserved -= total
+		a.credit += total
+		if h.free {
+			a.reservedF--
+			a.free++
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case !delivered:
+		e.undelivered.Add(1)
+	case h.epoch == a.epoch:
+		e.lookup.Add(1)
+	}
+	*h = Hold{}
+	holds.Put(h)
+}
+
 // spend pays for a lookup from the lease if it can. Otherwise it says
 // whether a sync could help (given how many the lookup waited for already)
 // or the wallet is short.
-func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCredit Micros, syncs int) (paid, sync, low bool, gen uint64) {
+func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCredit Micros, syncs int) (hold *Hold, sync, low bool, gen uint64) {
 	gen = a.gen
 	first := syncs == 0
 	if a.status != StatusActive {
-		return false, false, false, gen
+		return nil, false, false, gen
 	}
 	if a.lease == 0 || !now.Before(a.deadline) {
 		// No lease, or one about to expire: it must not be spent.
 		a.freeDemand = a.freeDemand || kind.Free()
-		return false, true, false, gen
+		return nil, true, false, gen
 	}
 	day, month := a.today(now)
 	useFree := false
@@ -339,7 +449,7 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 			// The month's free lookups are in the store (or a new month
 			// began): lease one before charging the wallet.
 			a.freeDemand = true
-			return false, true, false, gen
+			return nil, true, false, gen
 		}
 	}
 	price := a.prices[ki]
@@ -354,32 +464,25 @@ func (a *acctState) spend(now time.Time, kind Kind, ki int, addon bool, leaseCre
 	if !ok || price < 0 || addonPrice < 0 {
 		// A price no store accepts today (MaxPrice) but an older one
 		// kept: refuse rather than wrap.
-		return false, false, false, gen
+		return nil, false, false, gen
 	}
 	if total > a.credit {
 		// A sync helps if none ran since this lookup first looked, or if
 		// the store still has credit (other lookups took the renewal).
-		return false, first || a.balance > 0, false, gen
+		return nil, first || a.balance > 0, false, gen
 	}
 	a.credit -= total
-	a.pendC += total
+	a.reserved += total
 	a.spent += total
-	u := a.row(day, kind)
-	u.Lookups++
-	u.Amount += price
 	if useFree {
 		a.free--
-		a.pendF++
-		u.Free++
-	}
-	if addon {
-		u := a.row(day, KindMessagingAddon)
-		u.Lookups++
-		u.Amount += addonPrice
+		a.reservedF++
 	}
 	a.lastUsed = now
+	hold = holds.Get().(*Hold)
+	*hold = Hold{a: a, epoch: a.epoch, kind: kind, addon: addon, free: useFree, price: price, addonPrice: addonPrice, day: day}
 	// Renew early, in the background, if the store has credit to add.
-	return true, false, a.credit < a.want/4 && a.balance > 0, gen
+	return hold, false, a.credit < a.want/4 && a.balance > 0, gen
 }
 
 // today returns now's day and month (UTC), formatted once a day: the
@@ -416,10 +519,21 @@ func (e *Engine) wake() {
 // and says so, if a sync happened since the caller looked.
 func (e *Engine) syncAccounts(ctx context.Context, accts []*acctState, gen uint64) (synced bool, err error) {
 	sort.Slice(accts, func(i, j int) bool { return accts[i].id < accts[j].id })
-	for _, a := range accts {
-		a.syncMu.Lock()
-		defer a.syncMu.Unlock()
+	for i, a := range accts {
+		select {
+		case a.syncing <- struct{}{}:
+		case <-ctx.Done():
+			for _, b := range accts[:i] {
+				<-b.syncing
+			}
+			return false, fmt.Errorf("%w: waiting for a sync under way: %w", ErrStoreUnavailable, ctx.Err())
+		}
 	}
+	defer func() {
+		for _, a := range accts {
+			<-a.syncing
+		}
+	}()
 	if len(accts) == 1 && gen != 0 {
 		a := accts[0]
 		a.mu.Lock()
@@ -446,7 +560,7 @@ func (e *Engine) syncAccounts(ctx context.Context, accts []*acctState, gen uint6
 	states, err := e.store.Sync(ctx, now, e.ttl, reqs)
 	if err != nil {
 		e.syncErrs.Add(1)
-		return false, fmt.Errorf("billing: syncing leases: %w", err)
+		return false, fmt.Errorf("%w: syncing leases: %w", ErrStoreUnavailable, err)
 	}
 	var retry []*acctState
 	for i, a := range accts {
@@ -467,7 +581,8 @@ func (e *Engine) syncAccounts(ctx context.Context, accts []*acctState, gen uint6
 			a.mu.Unlock()
 		}
 		if states, err = e.store.Sync(ctx, now, e.ttl, reqs); err != nil {
-			return true, fmt.Errorf("billing: syncing leases: %w", err)
+			e.syncErrs.Add(1)
+			return true, fmt.Errorf("%w: syncing leases: %w", ErrStoreUnavailable, err)
 		}
 		for i, a := range retry {
 			a.mu.Lock()
@@ -483,17 +598,23 @@ func (e *Engine) syncAccounts(ctx context.Context, accts []*acctState, gen uint6
 func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	if a.inflight != nil {
 		r := *a.inflight
-		r.Release = r.Release || closing
+		if closing && !r.Release {
+			r.Release = true
+			a.credit, a.free, a.deadline = 0, 0, time.Time{}
+			a.endLease()
+		}
 		return r
 	}
 	// A free lookup is leased only while free-tier lookups are asked for,
 	// so that no process sits on one while another charges the wallet.
 	a.want = a.wantCredit(now, e.leaseCredit)
-	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: a.want}
+	// The lease keeps what answers being written hold, besides what it
+	// wants to spend.
+	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: a.want + a.reserved}
 	if a.short > 0 && a.credit < a.short {
 		// A lookup was refused: the wallet may be split between leases
 		// of several processes, none able to pay. Hand this part back.
-		r.WantCredit, a.credit = 0, 0
+		r.WantCredit, a.credit = a.reserved, 0
 	}
 	a.short = 0
 	switch {
@@ -505,15 +626,19 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 		r.WantFree, a.freeKeep = min(a.free, 1), false
 	}
 	idle := a.lastUsed.IsZero() || now.Sub(a.lastUsed) > 2*e.ttl
-	if closing || (idle && a.lease != 0 && a.pendC == 0 && a.pendF == 0) {
+	if closing || (idle && a.lease != 0 && a.pendC == 0 && a.pendF == 0 && a.reserved == 0 && a.reservedF == 0) {
 		r.Release = true
 	}
 	// What the sync gives back is given up here, before the store takes
 	// it: nothing may spend it while the sync is under way.
 	if r.Release {
 		a.credit, a.free, a.deadline = 0, 0, time.Time{}
-	} else if r.WantFree < a.free {
-		a.free = r.WantFree
+		a.endLease()
+	} else {
+		if r.WantFree < a.free {
+			a.free = r.WantFree
+		}
+		r.WantFree += a.reservedF
 	}
 	if a.lease != 0 {
 		a.seq++
@@ -546,6 +671,13 @@ func (a *acctState) wantCredit(now time.Time, minimum Micros) Micros {
 	return max(minimum, Micros(a.rate*leaseSeconds))
 }
 
+// endLease forgets the holds of the lease that ends: settling them changes
+// nothing of the next one.
+func (a *acctState) endLease() {
+	a.epoch++
+	a.reserved, a.reservedF = 0, 0
+}
+
 // apply takes a sync's outcome; it reports whether the lease was lost.
 func (a *acctState) apply(req *LeaseSync, st *LeaseState, now time.Time, e *Engine) (lost bool) {
 	a.inflight = nil
@@ -570,6 +702,7 @@ func (a *acctState) apply(req *LeaseSync, st *LeaseState, now time.Time, e *Engi
 		clear(a.pend)
 		a.pendC, a.pendF = 0, 0
 		a.lease, a.seq, a.credit, a.free = 0, 0, 0, 0
+		a.endLease()
 		if errors.Is(st.Err, ErrNotFound) {
 			a.status = StatusSuspended
 		}
@@ -582,12 +715,17 @@ func (a *acctState) apply(req *LeaseSync, st *LeaseState, now time.Time, e *Engi
 			a.prices[i] = p
 		}
 	}
+	if st.Lease != a.lease && a.lease != 0 {
+		a.endLease()
+	}
 	a.lease = st.Lease
 	if a.lease == 0 {
 		a.seq = 0
+		a.endLease()
 	}
-	// What was spent during the sync is not in the store's answer.
-	a.credit, a.free, a.month = st.Credit-a.pendC, st.Free-a.pendF, st.Month
+	// What was spent during the sync, and what answers being written
+	// hold, is not in the store's answer.
+	a.credit, a.free, a.month = st.Credit-a.pendC-a.reserved, st.Free-a.pendF-a.reservedF, st.Month
 	a.deadline = now.Add(e.ttl - e.margin)
 	return false
 }
@@ -731,7 +869,16 @@ func (e *Engine) Usage(ctx context.Context, h [32]byte) (UsageReport, error) {
 
 // AccountUsage reports an account's usage.
 func (e *Engine) AccountUsage(ctx context.Context, id string) (UsageReport, error) {
-	return usageReport(ctx, e.store, id, e.now(), e.account(id))
+	ctx, cancel := context.WithTimeout(ctx, e.storeTimeout)
+	defer cancel()
+	r, err := usageReport(ctx, e.store, id, e.now(), e.account(id))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		if ctx.Err() != nil {
+			e.storeTimeouts.Add(1)
+		}
+		return r, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	}
+	return r, err
 }
 
 // usageReport builds the report from the store, and from a (this process's

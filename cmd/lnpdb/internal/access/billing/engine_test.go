@@ -51,7 +51,7 @@ func TestFreeTierPerAccountPerMonth(t *testing.T) {
 		c := testclock.New(time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC))
 		// Two engines on one store stand for two processes.
 		e1, e2 := newEngine(t, s, c, 10_000), newEngine(t, s, c, 10_000)
-		charge := func(e *Engine, k [32]byte, kind Kind) error { return e.Charge(ctx, k, kind, false) }
+		charge := func(e *Engine, k [32]byte, kind Kind) error { return deliver(e, ctx, k, kind, false) }
 		for i := range FreeTier {
 			e, k := e1, ka1
 			if i%2 == 1 {
@@ -130,7 +130,7 @@ func TestChargeFromLease(t *testing.T) {
 		before := cs.syncs.Load()
 		const n = 300
 		for i := range n {
-			if err := e.Charge(ctx, k, KindCNAM, false); err != nil {
+			if err := deliver(e, ctx, k, KindCNAM, false); err != nil {
 				a := e.account(a.ID)
 				t.Fatalf("lookup %d: %v; %+v", i, err, a)
 			}
@@ -140,13 +140,13 @@ func TestChargeFromLease(t *testing.T) {
 		if syncs := cs.syncs.Load() - before; syncs > 20 {
 			t.Errorf("%d store syncs for %d lookups", syncs, n)
 		}
-		if err := e.Charge(ctx, k, KindLRN, true); err != nil { // free LRN, paid add-on
+		if err := deliver(e, ctx, k, KindLRN, true); err != nil { // free LRN, paid add-on
 			t.Fatal(err)
 		}
 		if err := e.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Charge(ctx, k, KindLRN, false); !errors.Is(err, ErrClosed) {
+		if err := deliver(e, ctx, k, KindLRN, false); !errors.Is(err, ErrClosed) {
 			t.Fatalf("charge after close: %v", err)
 		}
 		acc, charged := conserved(t, s, a.ID)
@@ -154,7 +154,7 @@ func TestChargeFromLease(t *testing.T) {
 		if charged != want || acc.Balance != 1_000_000-want || acc.Leased != 0 {
 			t.Fatalf("charged %d (want %d), account %+v", charged, want, acc)
 		}
-		if err := e.Charge(ctx, hash("nobody"), KindLRN, false); !errors.Is(err, ErrUnknownKey) {
+		if err := deliver(e, ctx, hash("nobody"), KindLRN, false); !errors.Is(err, ErrUnknownKey) {
 			t.Fatalf("unknown key: %v", err)
 		}
 	})
@@ -175,7 +175,7 @@ func TestChargeRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 20 {
-					if err := e.Charge(ctx, k, KindLRN, false); err == nil {
+					if err := deliver(e, ctx, k, KindLRN, false); err == nil {
 						paid.Add(1)
 					} else if !errors.Is(err, ErrInsufficientBalance) {
 						t.Error(err)
@@ -250,9 +250,9 @@ func TestChargeAllocs(t *testing.T) {
 	e := newEngine(t, s, testclock.New(t0), 100*MicrosPerDollar)
 	ctx := context.Background()
 	for range FreeTier + 1 {
-		_ = e.Charge(ctx, k, KindLRNEnhanced, true)
+		_ = deliver(e, ctx, k, KindLRNEnhanced, true)
 	}
-	if n := testing.AllocsPerRun(1000, func() { _ = e.Charge(ctx, k, KindLRNEnhanced, true) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { _ = deliver(e, ctx, k, KindLRNEnhanced, true) }); n != 0 {
 		t.Fatalf("Charge allocates %v times", n)
 	}
 }
@@ -270,7 +270,7 @@ func BenchmarkCharge(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := e.Charge(ctx, k, KindLRNEnhanced, false); err != nil {
+			if err := deliver(e, ctx, k, KindLRNEnhanced, false); err != nil {
 				b.Error(err)
 				return
 			}
@@ -284,4 +284,13 @@ func addKey2(b *testing.B, s Store, acct string) [32]byte {
 		b.Fatal(err)
 	}
 	return h
+}
+
+// deliver charges a lookup whose answer is delivered: Charge, then Settle.
+func deliver(e *Engine, ctx context.Context, h [32]byte, kind Kind, addon bool) error {
+	hold, err := e.Charge(ctx, h, kind, addon)
+	if err == nil {
+		hold.Settle(true)
+	}
+	return err
 }

@@ -96,7 +96,7 @@ func TestWrappingPriceIsNotFree(t *testing.T) {
 	ki := KindLRNEnhanced.index()
 	// Use up the free tier first: the wallet pays from here.
 	for range FreeTier {
-		if err := e.Charge(context.Background(), key, KindLRNEnhanced, false); err != nil {
+		if err := deliver(e, context.Background(), key, KindLRNEnhanced, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestWrappingPriceIsNotFree(t *testing.T) {
 	a.prices[ki] = math.MaxInt64 - 10
 	a.prices[KindMessagingAddon.index()] = 1000
 	a.mu.Unlock()
-	err := e.Charge(context.Background(), key, KindLRNEnhanced, true)
+	err := deliver(e, context.Background(), key, KindLRNEnhanced, true)
 	if err == nil {
 		t.Fatal("a lookup whose price wraps was answered")
 	}

@@ -66,7 +66,7 @@ func helperMain() int {
 			defer wg.Done()
 			refused := time.Time{}
 			for time.Now().Before(deadline) {
-				err := e.Charge(ctx, key, KindLRN, false)
+				err := deliver(e, ctx, key, KindLRN, false)
 				switch {
 				case err == nil:
 					paid.Add(1)

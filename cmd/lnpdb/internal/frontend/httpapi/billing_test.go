@@ -27,12 +27,12 @@ func (e shortError) Details() string {
 }
 func (e shortError) Unwrap() error { return ErrInsufficientBalance }
 
-func (p *priced) Charge(ctx context.Context, k auth.Key, kind string) error {
+func (p *priced) Charge(ctx context.Context, k auth.Key, kind string) (Payment, error) {
 	p.mu.Lock()
 	short := p.credit == 0 && p.fail == nil
 	p.mu.Unlock()
 	if short {
-		return shortError{"0.002", "0.0015"}
+		return nil, shortError{"0.002", "0.0015"}
 	}
 	return p.accounts.Charge(ctx, k, kind)
 }

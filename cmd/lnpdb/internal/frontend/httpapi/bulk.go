@@ -114,7 +114,7 @@ func (h *Handler) restLRNBulk(w *recorder, r *http.Request) {
 		a := &st.answers[i]
 		err := a.Err
 		if err == nil {
-			err = h.charge(r.Context(), key, charge)
+			err = h.charge(r.Context(), w, key, charge)
 		}
 		if e := h.lookupError(r.Context(), kindLRN, err); e != nil {
 			b = appendErrorBody(b, e)

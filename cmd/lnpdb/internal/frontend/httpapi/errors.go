@@ -98,6 +98,9 @@ var (
 	errAccountsUnavailable = &apiError{http.StatusServiceUnavailable, errorBody{
 		"Service unavailable", CodeUnavailable,
 		"The accounts store cannot be reached; retry shortly"}}
+	errAccountsStore = &apiError{http.StatusServiceUnavailable, errorBody{
+		"Service unavailable", CodeStorageUnavailable,
+		"The accounts store did not answer in time and this server's lease of the account's credit is spent; the lookup was not charged; retry shortly"}}
 	errNoRoute = &apiError{http.StatusNotFound, errorBody{
 		"Not found", CodeNotFound,
 		"No such endpoint; see /openapi.json"}}

@@ -38,7 +38,7 @@ func (q *gqlResolver) start(ctx context.Context) (*gqlState, error) {
 // unanswered one, or nil; an unpaid one is for the caller to report.
 func (q *gqlResolver) outcome(ctx context.Context, st *gqlState, kind, charge string, err error) *apiError {
 	if err == nil {
-		err = q.h.charge(ctx, st.key, charge)
+		err = q.h.charge(ctx, st.rec, st.key, charge)
 	}
 	return q.h.lookupError(ctx, kind, err)
 }

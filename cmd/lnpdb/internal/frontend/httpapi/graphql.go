@@ -399,7 +399,7 @@ func (h *Handler) graphql(w *recorder, r *http.Request) {
 		return
 	}
 	st := gqlStates.get()
-	*st = gqlState{key: key, data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
+	*st = gqlState{key: key, rec: w, data: st.data[:0], req: graphqlRequest{vars: st.req.vars[:0]}}
 	defer gqlStates.put(st) // the answer is written then: nothing holds st or its data
 	req := &st.req
 	if r.Method == http.MethodGet {
@@ -696,7 +696,8 @@ func mergedEarlier(earlier ast.SelectionSet, f *ast.Field) bool {
 // gqlState is what the resolvers of one request share.
 type gqlState struct {
 	key           auth.Key
-	singles, bulk int // what the request asks, as counted before it runs
+	rec           *recorder // the response, which holds the lookups' payments
+	singles, bulk int       // what the request asks, as counted before it runs
 	lookups       atomic.Int32
 	bulkNumbers   atomic.Int32
 	req           graphqlRequest             // the request's body,

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -78,13 +79,22 @@ type Config struct {
 // Accounts charges answered lookups to the key's prepaid account (the hosted
 // service's free tier and wallet). It must be safe for concurrent use.
 type Accounts interface {
-	// Charge records one answered lookup by key: "cnam", "messaging",
+	// Charge pays for one answered lookup by key: "cnam", "messaging",
 	// "trust", or for LRN one of the Charge* constants (with or without
-	// enhanced data and the messaging add-on). An error matching
+	// enhanced data and the messaging add-on). The handler settles the
+	// payment once, after writing the response: Settle(true) when the
+	// answer reached the connection (only then is the lookup charged),
+	// Settle(false) when it did not. An error matching
 	// ErrInsufficientBalance withholds the answer with 402
 	// INSUFFICIENT_BALANCE (its details are the error's Details() string,
-	// when it has that method); any other error with 503 UNAVAILABLE.
-	Charge(ctx context.Context, key auth.Key, lookup string) error
+	// when it has that method); any other error with 503
+	// STORAGE_UNAVAILABLE.
+	Charge(ctx context.Context, key auth.Key, lookup string) (Payment, error)
+}
+
+// Payment is a lookup's payment, held until its answer is written.
+type Payment interface {
+	Settle(delivered bool)
 }
 
 // What an LRN lookup is charged as.
@@ -278,6 +288,14 @@ type recorder struct {
 	cnamRes  cnam.Result
 	msgRes   messaging.Result
 	trustRes trust.Result
+
+	// The payments of the request's answered lookups, and while there
+	// are any, the response, held so that it goes out whole with its
+	// Content-Length and its delivery is known (settle).
+	payMu    sync.Mutex
+	payments []Payment
+	heldCode int
+	held     []byte
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -286,12 +304,26 @@ func (w *recorder) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
+	if w.paid() {
+		if w.heldCode == 0 {
+			w.heldCode = code
+		}
+		return
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *recorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.paid() {
+		if w.heldCode == 0 {
+			w.heldCode = http.StatusOK
+		}
+		w.held = append(w.held, b...)
+		w.bytes += len(b)
+		return len(b), nil
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += n
@@ -305,14 +337,68 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := recorders.Get().(*recorder)
-	*rec = recorder{ResponseWriter: w, route: "other", post: r.Method == http.MethodPost}
+	*rec = recorder{ResponseWriter: w, route: "other", post: r.Method == http.MethodPost, payments: rec.payments, held: rec.held}
 	defer func() {
-		recoverRequest(recover(), h.log, rec, r)
+		v := recover()
+		if rec.paid() {
+			rec.settle(r, v == nil)
+		}
+		recoverRequest(v, h.log, rec, r)
 		h.done(rec, r, start)
-		*rec = recorder{line: rec.line[:0]}
+		held := rec.held[:0]
+		if cap(held) > maxPooledJSON {
+			held = nil
+		}
+		*rec = recorder{line: rec.line[:0], payments: rec.payments[:0], held: held}
 		recorders.Put(rec)
 	}()
 	dispatch(h.mux, rec, r)
+}
+
+// hold keeps a lookup's payment until the response is written. Lookups
+// of one GraphQL request may resolve concurrently.
+func (w *recorder) hold(p Payment) {
+	w.payMu.Lock()
+	w.payments = append(w.payments, p)
+	w.payMu.Unlock()
+}
+
+// paid reports whether the request holds payments, and so its response.
+func (w *recorder) paid() bool {
+	w.payMu.Lock()
+	defer w.payMu.Unlock()
+	return len(w.payments) > 0
+}
+
+// settle writes the held response and settles the request's payments: a
+// lookup is charged only if its answer reached the connection — the
+// client was still there and the write and flush succeeded within the
+// server's write timeout. ok is false when the handler panicked: nothing
+// is then delivered, and the 500 goes out unpaid.
+func (w *recorder) settle(r *http.Request, ok bool) {
+	w.payMu.Lock()
+	payments := w.payments
+	w.payments = nil
+	w.payMu.Unlock()
+	delivered := ok && r.Context().Err() == nil
+	if w.heldCode != 0 && ok {
+		hd := w.ResponseWriter.Header()
+		hd["Content-Length"] = []string{strconv.Itoa(len(w.held))}
+		w.ResponseWriter.WriteHeader(w.heldCode)
+		if _, err := w.ResponseWriter.Write(w.held); err != nil {
+			delivered = false
+		}
+	}
+	if !ok {
+		w.status, w.bytes = 0, 0
+	}
+	if delivered && http.NewResponseController(w.ResponseWriter).Flush() != nil {
+		delivered = false
+	}
+	for _, p := range payments {
+		p.Settle(delivered)
+	}
+	w.payments = payments[:0]
 }
 
 // dispatch runs the route of mux that r asks for, naming it on rec.

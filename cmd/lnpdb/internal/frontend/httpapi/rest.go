@@ -106,7 +106,7 @@ func restPhone[R any](h *Handler, w *recorder, r *http.Request, kind string, res
 // error.
 func (h *Handler) finish(w *recorder, r *http.Request, key auth.Key, kind, charge string, err error) bool {
 	if err == nil {
-		err = h.charge(r.Context(), key, charge)
+		err = h.charge(r.Context(), w, key, charge)
 	}
 	e := h.lookupError(r.Context(), kind, err)
 	if e != nil {
@@ -116,13 +116,18 @@ func (h *Handler) finish(w *recorder, r *http.Request, key auth.Key, kind, charg
 	return true
 }
 
-// charge charges an answered lookup when accounts are enabled.
-func (h *Handler) charge(ctx context.Context, key auth.Key, kind string) error {
+// charge pays for an answered lookup when accounts are enabled; w holds
+// the payment until the answer is written (recorder.settle).
+func (h *Handler) charge(ctx context.Context, w *recorder, key auth.Key, kind string) error {
 	if h.accounts == nil {
 		return nil
 	}
-	err := h.accounts.Charge(ctx, key, kind)
-	if err != nil && !errors.Is(err, ErrInsufficientBalance) {
+	p, err := h.accounts.Charge(ctx, key, kind)
+	if err == nil {
+		w.hold(p)
+		return nil
+	}
+	if !errors.Is(err, ErrInsufficientBalance) {
 		h.log.LogAttrs(ctx, slog.LevelError, "charging a lookup failed",
 			slog.String("lookup", kind), slog.String("key", key.ID()), slog.String("error", err.Error()))
 		return errAccounts
@@ -131,7 +136,7 @@ func (h *Handler) charge(ctx context.Context, key auth.Key, kind string) error {
 }
 
 // errAccounts stands for a failure of Accounts other than an empty wallet:
-// the answer is withheld with 503 UNAVAILABLE.
+// the answer is withheld with 503 STORAGE_UNAVAILABLE.
 var errAccounts = errors.New("httpapi: accounts unavailable")
 
 // lookupError counts a lookup's outcome and maps its error to the answer
@@ -151,8 +156,10 @@ func (h *Handler) lookupError(ctx context.Context, kind string, err error) *apiE
 		if errors.As(err, &d) {
 			e = &apiError{e.status, errorBody{e.body.Error, e.body.Code, d.Details()}}
 		}
-	case errors.Is(err, lnpdb.ErrClosed), errors.Is(err, errAccounts):
+	case errors.Is(err, lnpdb.ErrClosed):
 		e, result = errUnavailable, "unavailable"
+	case errors.Is(err, errAccounts):
+		e, result = errAccountsStore, "accounts_unavailable"
 	default:
 		h.log.LogAttrs(ctx, slog.LevelError, "lookup failed",
 			slog.String("lookup", kind), slog.String("error", err.Error()))

@@ -351,20 +351,35 @@ type accounts struct {
 	credit int
 	fail   error
 	kinds  []string
+	// settled counts the payments settled, and delivered those whose
+	// answers were delivered.
+	settled, delivered int
 }
 
-func (a *accounts) Charge(_ context.Context, _ auth.Key, kind string) error {
+func (a *accounts) Charge(_ context.Context, _ auth.Key, kind string) (Payment, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fail != nil {
-		return a.fail
+		return nil, a.fail
 	}
 	if a.credit == 0 {
-		return fmt.Errorf("wallet empty: %w", ErrInsufficientBalance)
+		return nil, fmt.Errorf("wallet empty: %w", ErrInsufficientBalance)
 	}
 	a.credit--
 	a.kinds = append(a.kinds, kind)
-	return nil
+	return a, nil
+}
+
+// Settle implements Payment: a payment not delivered gives its lookup back.
+func (a *accounts) Settle(delivered bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.settled++
+	if delivered {
+		a.delivered++
+	} else {
+		a.credit++
+	}
 }
 
 func TestInsufficientBalance(t *testing.T) {
@@ -381,7 +396,7 @@ func TestInsufficientBalance(t *testing.T) {
 	assert.JSONEq(t, `{"lrn":null,"success":false,"error":"Insufficient balance"}`, string(g.Data["lookupLrn"]))
 
 	acct.fail = errors.New("wallet store down")
-	r := errCase{"", "POST", "/api/v1/lrn", jsonKey, `{"phone_number":"12025550123"}`, 503, CodeUnavailable}.check(t, s)
+	r := errCase{"", "POST", "/api/v1/lrn", jsonKey, `{"phone_number":"12025550123"}`, 503, CodeStorageUnavailable}.check(t, s)
 	assert.NotContains(t, string(r.body), "wallet store down")
 	assert.Contains(t, s.logs.String(), "wallet store down")
 }

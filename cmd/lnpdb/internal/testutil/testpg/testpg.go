@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -238,6 +239,71 @@ func (s *Server) Start(t testing.TB) {
 	if err := s.s.pgStart(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Freeze stops every process of the server — the postmaster and its
+// backends — with SIGSTOP, as a hung host or a stalled disk would: its
+// sockets stay open and accept, and nothing answers. It returns the thaw,
+// which sends SIGCONT; the test's end thaws too.
+func (s *Server) Freeze(t testing.TB) (thaw func()) {
+	t.Helper()
+	pids, err := s.s.pids()
+	if err != nil {
+		t.Fatalf("finding PostgreSQL's processes: %v", err)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
+
+// pids returns the postmaster's pid (postmaster.pid's first line) and its
+// children's.
+func (srv *server) pids() ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(srv.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pm, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return nil, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	pids := []int{pm}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so look after
+		// its closing parenthesis.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pm) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }
 
 // run runs one of the PostgreSQL binaries, as srv.asUser when set.
