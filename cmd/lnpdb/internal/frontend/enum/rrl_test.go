@@ -1,6 +1,7 @@
 package enum
 
 import (
+	"errors"
 	"net"
 	"os"
 	"testing"
@@ -73,21 +74,7 @@ func TestRRL(t *testing.T) {
 	assert.LessOrEqual(t, full, rate+5, "no more than the rate (and what a second refills while the burst runs)")
 	assert.InDelta(t, (n-full)/2, tc, 2, "every second limited answer truncated")
 	assert.Less(t, got, sent, "the limited burst sends back less than it received")
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	var limited float64
-	for _, mf := range mfs {
-		if mf.GetName() == "lnpdb_dip_dropped_total" {
-			for _, m := range mf.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetValue() == dipstat.DropRateLimited {
-						limited = m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
-	}
-	assert.Equal(t, float64(n-full), limited, "every limited answer counted")
+	assert.Equal(t, float64(n-full), droppedCount(t, reg, dipstat.DropRateLimited), "every limited answer counted")
 
 	// Another network (127.0.1.0/24 is loopback too on Linux).
 	full2, tc2, _, _ := burst(t, "127.0.1.1:0", udp, rate, nums.Ported)
@@ -121,4 +108,58 @@ func TestTruncated(t *testing.T) {
 		_, ok := truncated(append([]byte(nil), bad...))
 		assert.False(t, ok)
 	}
+}
+
+// TestTCPBounds: DNS over TCP holds at most TCPMaxConns connections (a
+// connection beyond is closed at accept, counted) and closes one that sends
+// no query within the initial timeout.
+func TestTCPBounds(t *testing.T) {
+	h, _, nums := sampleHandler(t)
+	reg := prometheus.NewRegistry()
+	vec, err := dipstat.Register(reg)
+	require.NoError(t, err)
+	_, tcp := serveWith(t, h, ServerConfig{TCPMaxConns: 2, Metrics: vec.For("enum")})
+	var cs []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", tcp)
+		require.NoError(t, err)
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	closed := func(c net.Conn, within time.Duration) bool {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(within)))
+		n, err := c.Read(make([]byte, 1))
+		return n == 0 && err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	assert.True(t, closed(cs[2], time.Second), "beyond the cap: closed at accept")
+	assert.Equal(t, 1.0, droppedCount(t, reg, dipstat.DropFull))
+	// The two held answer; then, silent, they are closed after the
+	// initial timeout (2 s).
+	dc := &dns.Conn{Conn: cs[0]}
+	require.NoError(t, dc.WriteMsg(query(nums.Ported)))
+	require.NoError(t, cs[0].SetReadDeadline(time.Now().Add(2*time.Second)))
+	r, err := dc.ReadMsg()
+	require.NoError(t, err)
+	assert.Len(t, r.Answer, 1)
+	assert.True(t, closed(cs[1], 4*time.Second), "silent: closed after the initial timeout")
+}
+
+// droppedCount returns lnpdb_dip_dropped_total{reason} from reg.
+func droppedCount(t *testing.T, reg *prometheus.Registry, reason string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "lnpdb_dip_dropped_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
