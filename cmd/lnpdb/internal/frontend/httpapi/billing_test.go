@@ -63,6 +63,32 @@ func TestChargeKinds(t *testing.T) {
 	assert.ElementsMatch(t, []string{ChargeLRN, ChargeLRNEnhanced, ChargeLRNMessaging, ChargeLRNEnhancedMessaging, ChargeLRNEnhanced, "trust"}, acct.kinds)
 }
 
+// TestGraphQLCarrierIsEnhanced: the GraphQL simple form's carrier comes
+// from the enhanced data, so a lookup selecting it is charged as an
+// enhanced lookup, as REST charges include_enhanced_lrn; one without it
+// is a plain LRN lookup. The same holds for the bulk form and for a
+// document answered without gqlgen (asked twice: the second is planned).
+func TestGraphQLCarrierIsEnhanced(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{`{ lookupLrn(phoneNumber: "12025550123") { lrn carrier } }`, []string{ChargeLRNEnhanced}},
+		{`{ lookupLrn(phoneNumber: "12025550123") { lrn } }`, []string{ChargeLRN}},
+		{`{ lookupLrn(phoneNumber: "12025550123", includeMessaging: true) { carrier messaging { provider } } }`, []string{ChargeLRNEnhancedMessaging}},
+		{`{ lookupLrnBulk(phoneNumbers: ["12025550123", "12025550123"]) { carrier } }`, []string{ChargeLRNEnhanced, ChargeLRNEnhanced}},
+		{`{ lookupLrnBulk(phoneNumbers: ["12025550123"]) { lrn } }`, []string{ChargeLRN}},
+	} {
+		acct := &priced{accounts: accounts{credit: 100}}
+		s := newServer(t, func(c *Config) { c.Accounts = acct })
+		for range 2 {
+			_, g := s.gql(t, tc.query, nil)
+			require.Empty(t, g.Errors, tc.query)
+		}
+		assert.Equal(t, append(tc.want, tc.want...), acct.kinds, tc.query)
+	}
+}
+
 func TestPaymentRequiredDetails(t *testing.T) {
 	acct := &priced{}
 	s := newServer(t, func(c *Config) { c.Accounts = acct })

@@ -109,7 +109,10 @@ func (q *gqlResolver) lookupLrn(ctx context.Context, st *gqlState, box *lrnBox, 
 	if db := q.h.tables.DB(); db != nil {
 		res, err = lrn.Lookup(db, phoneNumber, opt)
 	}
-	fail := q.outcome(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), err)
+	// A lookup is priced by what its answer holds: the carrier comes
+	// from the enhanced data, so selecting it is an enhanced lookup, as
+	// REST's include_enhanced_lrn is (CONTRACT §9).
+	fail := q.outcome(ctx, st, kindLRN, lrnCharge(opt.Enhanced, withMessaging), err)
 	box.set(res, phoneNumber, enhanced, withMessaging, fail)
 	return fail
 }
@@ -139,7 +142,7 @@ func (q *gqlResolver) LookupLrnBulk(ctx context.Context, phoneNumbers []string, 
 	boxes := make([]lrnBox, len(answers))
 	out := make([]graph.LrnResult, len(answers))
 	for i := range answers {
-		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcomeIn(ctx, st, kindLRN, lrnCharge(enhanced, withMessaging), answers[i].Err))
+		boxes[i].set(answers[i].Result, phoneNumbers[i], enhanced, withMessaging, q.outcomeIn(ctx, st, kindLRN, lrnCharge(opt.Enhanced, withMessaging), answers[i].Err))
 		out[i] = boxes[i].out
 	}
 	return out, nil
