@@ -80,6 +80,9 @@ func TestServeDipFlagsRefused(t *testing.T) {
 		{"--dns", "127.0.0.1:0", "--enum-suffix", "bad..zone"},
 		{"--pdb", "127.0.0.1:0", "--pdb-carriers", "/nonexistent/carriers"},
 		{"--pdb", "256.0.0.1:0"},
+		{"--sip", "127.0.0.1:0", "--sip-tcp-max-conns", "-1"},
+		{"--sip", "127.0.0.1:0", "--sip-tcp-idle", "-1s"},
+		{"--dns", "127.0.0.1:0", "--dns-rrl-rate", "-5"},
 	} {
 		s := startServe(t, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 		select {
