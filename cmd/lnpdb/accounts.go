@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 )
 
 // The operator's commands on the accounts store (see cmd/lnpdb/internal/access/billing).
@@ -20,6 +22,7 @@ import (
 
 // storeFlags are the flags every accounts command takes.
 type storeFlags struct {
+	e       *env
 	fs      *flag.FlagSet
 	dsn     *string
 	account *string
@@ -27,7 +30,8 @@ type storeFlags struct {
 
 func newStoreFlags(e *env, name string, account bool) storeFlags {
 	fs := newFlags(e, name, "")
-	sf := storeFlags{fs: fs, dsn: fs.String("accounts", "", "accounts store `DSN`: bolt:///path/accounts.db or postgres://…")}
+	sf := storeFlags{e: e, fs: fs, dsn: new(string)}
+	config.Secret(fs, sf.dsn, "accounts", "", "accounts store `DSN`: bolt:///path/accounts.db or postgres://…")
 	if account {
 		sf.account = fs.String("account", "", "account `ID`")
 	}
@@ -48,7 +52,15 @@ func (sf storeFlags) open(ctx context.Context, needAccount bool) (billing.Store,
 	return billing.Open(ctx, *sf.dsn)
 }
 
+// subcommand returns the subcommand args start with, one of subs, and the
+// args after it. Help asked for instead is printed to stdout and ends the
+// command with status 0; anything else is a usage error.
 func subcommand(e *env, args []string, usage string, subs ...string) (string, []string, error) {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(e.stdout, "usage: "+usage)
+		fmt.Fprintf(e.stdout, "the subcommands are %s; lnpdb %s SUBCOMMAND --help lists its flags\n", strings.Join(subs, ", "), strings.Fields(usage)[1])
+		return "", nil, flag.ErrHelp
+	}
 	if len(args) > 0 {
 		for _, s := range subs {
 			if args[0] == s {
@@ -70,7 +82,7 @@ func runAccount(ctx context.Context, e *env, args []string) error {
 	if sub == "create" {
 		name = sf.fs.String("name", "", "the account's `name` (a customer)")
 	}
-	if err := sf.fs.Parse(args); err != nil {
+	if err := parse(sf.e, sf.fs, args); err != nil {
 		return err
 	}
 	s, err := sf.open(ctx, sf.account != nil)
@@ -174,7 +186,7 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 	case "revoke":
 		keyID = sf.fs.String("key", "", "the key's `ID` (key_…, from key list)")
 	}
-	if err := sf.fs.Parse(args); err != nil {
+	if err := parse(sf.e, sf.fs, args); err != nil {
 		return err
 	}
 	switch {
@@ -230,7 +242,7 @@ func runWallet(ctx context.Context, e *env, args []string) error {
 	sf := newStoreFlags(e, "wallet credit", true)
 	amountText := sf.fs.String("amount", "", "dollars to add, e.g. 25.00 (at most 6 decimals)")
 	ref := sf.fs.String("ref", "", "the payment's `reference` (an invoice number): the same ref is credited once")
-	if err := sf.fs.Parse(args); err != nil {
+	if err := parse(sf.e, sf.fs, args); err != nil {
 		return err
 	}
 	// Check the amount before opening the store: bad input changes nothing.
@@ -276,7 +288,7 @@ func runPrice(ctx context.Context, e *env, args []string) error {
 		kind = sf.fs.String("kind", "", "the billable `kind`: "+kindNames())
 		price = sf.fs.String("price", "", "dollars per lookup, e.g. 0.0008 (without --account: the default for every account without its own)")
 	}
-	if err := sf.fs.Parse(args); err != nil {
+	if err := parse(sf.e, sf.fs, args); err != nil {
 		return err
 	}
 	var p billing.Micros
@@ -319,14 +331,14 @@ func kindNames() string {
 }
 
 func runUsage(ctx context.Context, e *env, args []string) error {
-	_, args, err := subcommand(e, args, "lnpdb usage export --accounts DSN --month 2026-11 [--format csv] [--account ID]", "export")
+	_, args, err := subcommand(e, args, "lnpdb usage export --accounts DSN [--month YYYY-MM] [--format csv] [--account ID]", "export")
 	if err != nil {
 		return err
 	}
 	sf := newStoreFlags(e, "usage export", true)
-	month := sf.fs.String("month", "", "the `month` to export, YYYY-MM (UTC)")
+	month := sf.fs.String("month", time.Now().UTC().Format("2006-01"), "the `month` to export, YYYY-MM (UTC; default: the current month)")
 	format := sf.fs.String("format", "csv", "output format: csv")
-	if err := sf.fs.Parse(args); err != nil {
+	if err := parse(sf.e, sf.fs, args); err != nil {
 		return err
 	}
 	if *format != "csv" {
@@ -354,15 +366,32 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 }
 
 // isStoreKeyCommand tells lnpdb key's store form (--accounts, list,
-// revoke) from the keys-file form.
+// revoke) from the keys-file form: key new takes the store form when
+// --accounts is given, on the command line or (without --keys there) in the
+// environment.
 func isStoreKeyCommand(args []string) bool {
 	if len(args) > 0 && (args[0] == "list" || args[0] == "revoke") {
 		return true
 	}
+	keys := false
 	for _, a := range args {
-		if a == "--accounts" || a == "-accounts" || strings.HasPrefix(a, "--accounts=") || strings.HasPrefix(a, "-accounts=") {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "accounts", "accounts-file":
 			return true
+		case "keys":
+			keys = true
 		}
 	}
-	return false
+	return !keys && envSet("accounts")
+}
+
+// envSet reports whether flag's variable, or its file form, is set.
+func envSet(flag string) bool {
+	_, v := os.LookupEnv(config.EnvName(flag))
+	_, f := os.LookupEnv(config.EnvName(flag) + config.FileSuffix)
+	return v || f
 }

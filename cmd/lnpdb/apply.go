@@ -22,7 +22,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "apply", "FEED.csv...")
 	dbPath := fs.String("db", "", "table `file` to update (required)")
 	alone := fs.Bool("outside-log", false, "apply to a table that follows a shared update log, on this node alone")
-	if err := parseArgs(fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
+	if err := parseArgs(e, fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
 		return err
 	}
 	// A node that follows a shared log answers as the others only while
@@ -102,7 +102,7 @@ func (b *barReader) Read(p []byte) (int, error) {
 func runCompact(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "compact", "")
 	dbPath := fs.String("db", "", "table `file` to compact (required)")
-	if err := parseArgs(fs, args, 0, "want --db FILE", dbPath); err != nil {
+	if err := parseArgs(e, fs, args, 0, "want --db FILE", dbPath); err != nil {
 		return err
 	}
 	db, err := format.Open(*dbPath)

@@ -13,7 +13,7 @@ import (
 func TestApplyAndCompact(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "t.lnpdb")
-	code, _, errs := runCmd(t, "build", "-o", table, "../../format/testdata/mini")
+	code, _, errs := runCmd(t, "build", "--db", table, "../../format/testdata/mini")
 	require.Equal(t, 0, code, errs)
 	feed := filepath.Join(dir, "feed.csv")
 	require.NoError(t, os.WriteFile(feed, []byte("action,tn,lrn,spid,activated_at\n"+
@@ -54,7 +54,7 @@ func TestApplyAndCompact(t *testing.T) {
 func TestApplyRefusesTableOnSharedLog(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "t.lnpdb")
-	code, _, errs := runCmd(t, "build", "-o", table, "../../format/testdata/mini")
+	code, _, errs := runCmd(t, "build", "--db", table, "../../format/testdata/mini")
 	require.Equal(t, 0, code, errs)
 	require.NoError(t, os.WriteFile(table+".updatelog", []byte(`{"log":"x","seq":7}`), 0o644))
 	feed := filepath.Join(dir, "feed.csv")

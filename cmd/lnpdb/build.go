@@ -17,13 +17,20 @@ import (
 
 func runBuild(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "build", "SRC_DIR")
-	out := fs.String("o", "us.lnpdb", "output table `file`")
+	out := fs.String("db", "", "table `file` to write (default: us.lnpdb)")
+	oldOut := fs.String("o", "", "the same as --db (deprecated: every command names its table with --db)")
 	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
 	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
 	maxMem := fs.Int64("max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
 	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
-	if err := parseArgs(fs, args, 1, "want exactly one SRC_DIR"); err != nil {
+	if err := parseArgs(e, fs, args, 1, "want exactly one SRC_DIR"); err != nil {
 		return err
+	}
+	if err := deprecatedDB(e, "build", out, *oldOut, "-o FILE"); err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = "us.lnpdb"
 	}
 	src := fs.Arg(0)
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
@@ -97,15 +104,42 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// deprecatedDB accepts a table named the old way (old: the flag's or the
+// operand's value, oldForm: how it was written) in place of --db, with a
+// note on stderr; both at once are a usage error.
+func deprecatedDB(e *env, name string, db *string, old, oldForm string) error {
+	switch {
+	case old == "":
+		return nil
+	case *db != "":
+		return fmt.Errorf("%w: give the table once, as --db FILE (%s is the deprecated form)", errUsage, oldForm)
+	}
+	fmt.Fprintf(e.stderr, "lnpdb %s: %s is deprecated and will be removed: name the table with --db FILE\n", name, oldForm)
+	*db = old
+	return nil
+}
+
+// openArg opens the table named by --db (or, deprecated, by the one
+// operand) read-only.
 func openArg(e *env, name string, args []string) (*format.DB, error) {
-	fs := newFlags(e, name, "FILE")
-	if err := parseArgs(fs, args, 1, "want exactly one FILE"); err != nil {
+	fs := newFlags(e, name, "")
+	path := fs.String("db", "", "the table `file`")
+	if err := parse(e, fs, args); err != nil {
 		return nil, err
+	}
+	switch {
+	case fs.NArg() > 1, fs.NArg() == 0 && *path == "":
+		fs.Usage()
+		return nil, fmt.Errorf("%w: want --db FILE", errUsage)
+	case fs.NArg() == 1:
+		if err := deprecatedDB(e, name, path, fs.Arg(0), "the table as an operand"); err != nil {
+			return nil, err
+		}
 	}
 	// The table file alone: a damaged journal is not a damaged table
 	// (lnpdb journal check covers the journal), and inspecting changes
 	// nothing.
-	return format.Open(fs.Arg(0), format.ReadOnly())
+	return format.Open(*path, format.ReadOnly())
 }
 
 func runInspect(ctx context.Context, e *env, args []string) error {

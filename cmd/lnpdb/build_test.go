@@ -23,19 +23,19 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestBuildInspectVerify(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "s.lnpdb")
-	code, out, errs := runCmd(t, "build", "-o", table, "../../testdata/sample")
+	code, out, errs := runCmd(t, "build", "--db", table, "../../testdata/sample")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "carriers.csv")
 	assert.Contains(t, out, "per ported number")
 	assert.Empty(t, errs, "no progress output when stderr is not a terminal")
 
-	code, out, errs = runCmd(t, "inspect", table)
+	code, out, errs = runCmd(t, "inspect", "--db", table)
 	require.Equal(t, 0, code, errs)
 	for _, s := range []string{"PORTED", "BLOCKS", "CNAMNAME", "zstd", "format version"} {
 		assert.Contains(t, out, s)
 	}
 
-	code, out, errs = runCmd(t, "verify", table)
+	code, out, errs = runCmd(t, "verify", "--db", table)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, ": ok")
 
@@ -44,22 +44,22 @@ func TestBuildInspectVerify(t *testing.T) {
 	b[len(b)/2] ^= 0x40
 	bad := filepath.Join(dir, "bad.lnpdb")
 	require.NoError(t, os.WriteFile(bad, b, 0o644))
-	code, _, errs = runCmd(t, "verify", bad)
+	code, _, errs = runCmd(t, "verify", "--db", bad)
 	assert.Equal(t, 1, code, "verify exits 1 on corruption")
 	assert.Contains(t, errs, "corrupt")
 }
 
 func TestBuildErrors(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errs := runCmd(t, "build", "-o", filepath.Join(dir, "x"))
+	code, _, errs := runCmd(t, "build", "--db", filepath.Join(dir, "x"))
 	assert.Equal(t, 2, code, "usage error")
 	assert.Contains(t, errs, "SRC_DIR")
-	code, _, errs = runCmd(t, "build", "-o", filepath.Join(dir, "x"), filepath.Join(dir, "nope"))
+	code, _, errs = runCmd(t, "build", "--db", filepath.Join(dir, "x"), filepath.Join(dir, "nope"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "not a directory")
 	src := filepath.Join(dir, "src")
 	require.NoError(t, os.Mkdir(src, 0o755))
-	code, _, errs = runCmd(t, "build", "-o", filepath.Join(dir, "x"), src)
+	code, _, errs = runCmd(t, "build", "--db", filepath.Join(dir, "x"), src)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "carriers.csv is missing")
 	code, _, _ = runCmd(t, "nosuch")
@@ -72,26 +72,27 @@ func TestBuildSpills(t *testing.T) {
 	dir := t.TempDir()
 	tmp := t.TempDir()
 	table := filepath.Join(dir, "s.lnpdb")
-	code, out, errs := runCmd(t, "build", "-max-memory-mib", "0", "-temp-dir", tmp, "-o", table, "../../testdata/sample")
+	code, out, errs := runCmd(t, "build", "-max-memory-mib", "0", "-temp-dir", tmp, "--db", table, "../../testdata/sample")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "spilled", "a budget of 0 MiB sends every row through spill files")
 	ents, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, ents, "spill files are gone")
-	code, out, errs = runCmd(t, "verify", table)
+	code, out, errs = runCmd(t, "verify", "--db", table)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, ": ok")
 
-	code, out, errs = runCmd(t, "build", "-o", table, "../../testdata/sample")
+	code, out, errs = runCmd(t, "build", "--db", table, "../../testdata/sample")
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "spilled", "the sample fits the default budget")
 }
 
-// TestHelp: help lists every command once, by name; no command or an
-// unknown one is a usage error.
+// TestHelp: help lists every command once, by name, on stdout; no command
+// or an unknown one is a usage error, its list on stderr.
 func TestHelp(t *testing.T) {
-	code, _, errs := runCmd(t, "help")
+	code, errs, stderr := runCmd(t, "help")
 	require.Equal(t, 0, code)
+	assert.Empty(t, stderr, "help asked for goes to stdout")
 	last := ""
 	for _, c := range commands {
 		assert.Greater(t, c.name, last, "commands by name, each once")

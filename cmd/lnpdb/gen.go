@@ -20,7 +20,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.Messaging, "messaging", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
 	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
 	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
-	if err := parseArgs(fs, args, 1, "want exactly one OUT_DIR"); err != nil {
+	if err := parseArgs(e, fs, args, 1, "want exactly one OUT_DIR"); err != nil {
 		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 			return err
 		}

@@ -54,7 +54,6 @@ func TestGenUsage(t *testing.T) {
 		{"negative", []string{"gen", "--ported", "-5", dir}, 2, "negative"},
 		{"share above 1", []string{"gen", "--cnam", "2", dir}, 2, "between 0 and 1"},
 		{"too many for the codes", []string{"gen", "--codes", "1", "--ported", "20000", dir}, 1, "raise --codes"},
-		{"help", []string{"gen", "-h"}, 0, "usage: lnpdb gen"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runCmd(t, tc.args...)

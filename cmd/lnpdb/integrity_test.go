@@ -159,7 +159,7 @@ func TestServeIdempotentFeed(t *testing.T) {
 func TestJournalCheckAndRecover(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "t.lnpdb")
-	code, _, errs := runCmd(t, "build", "-o", table, "../../format/testdata/mini")
+	code, _, errs := runCmd(t, "build", "--db", table, "../../format/testdata/mini")
 	require.Equal(t, 0, code, errs)
 	for i, row := range []string{"A,2025550199,2025569000,3003,", "A,2025550198,2025569000,3003,", "A,2025550197,2025569000,3003,"} {
 		feed := filepath.Join(dir, "feed.csv")
@@ -186,7 +186,7 @@ func TestJournalCheckAndRecover(t *testing.T) {
 	code, _, errs = runCmd(t, "lookup", "--db", table, "12025550198")
 	assert.NotZero(t, code, "a damaged journal is not served")
 	assert.Contains(t, errs, "journal damaged")
-	code, _, _ = runCmd(t, "verify", table)
+	code, _, _ = runCmd(t, "verify", "--db", table)
 	assert.Zero(t, code, "the table itself is fine")
 
 	code, out, errs = runCmd(t, "journal", "recover", "--db", table)

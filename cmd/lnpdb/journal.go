@@ -15,7 +15,7 @@ func runJournal(ctx context.Context, e *env, args []string) error {
 	verb := args[0]
 	fs := newFlags(e, "journal "+verb, "")
 	dbPath := fs.String("db", "", "the table `file` whose journal (FILE.journal) to "+verb)
-	if err := parseArgs(fs, args[1:], 0, "want --db FILE", dbPath); err != nil {
+	if err := parseArgs(e, fs, args[1:], 0, "want --db FILE", dbPath); err != nil {
 		return err
 	}
 	var (

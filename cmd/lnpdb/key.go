@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
@@ -15,6 +16,10 @@ func runKey(ctx context.Context, e *env, args []string) error {
 	if isStoreKeyCommand(args) {
 		return runStoreKey(ctx, e, args)
 	}
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(e.stdout, "usage: lnpdb key new --keys FILE [--rpm N], or lnpdb key new|list|revoke --accounts DSN --account ID [flags]")
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "new" {
 		fmt.Fprintln(e.stderr, "usage: lnpdb key new --keys FILE [--rpm N]")
 		return fmt.Errorf("%w: the only subcommand is new", errUsage)
@@ -22,7 +27,7 @@ func runKey(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "key new", "")
 	keysPath := fs.String("keys", "", "keys `file` to add the key's hash to (created with mode 0600)")
 	rpm := fs.Int("rpm", 0, "the key's own limit in requests per minute (default: the server's --rate-limit)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parse(e, fs, args[1:]); err != nil {
 		return err
 	}
 	switch {

@@ -68,7 +68,7 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 	withMessaging := fs.Bool("messaging", false, "add the messaging object (type lrn)")
 	typ := fs.String("type", "lrn", "lookup `type`: lrn, cnam, messaging or trust")
 	now := fs.String("now", "", "score trust as at this RFC 3339 `time` (default: the clock)")
-	if err := parseArgs(fs, args, -1, "no numbers given"); err != nil {
+	if err := parseArgs(e, fs, args, -1, "no numbers given"); err != nil {
 		return err
 	}
 	numbers := fs.Args()

@@ -16,7 +16,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 )
 
 // command is one subcommand of the binary. Each runs from its own file, so
@@ -25,6 +28,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, env *env, args []string) error
+	// subs are the command's own subcommands (account create|list|…),
+	// each with its own flags; nil when the command takes flags directly.
+	subs []string
 }
 
 // env is what a command may touch of the process: its streams. Tests run
@@ -32,26 +38,34 @@ type command struct {
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
+	// flagSets, when not nil, collects every FlagSet newFlags makes: the
+	// shell completion runs each command with -h to learn its flags.
+	flagSets *[]*flag.FlagSet
 }
 
 // commands are the binary's subcommands, by name, in the order help lists
-// them.
-var commands = []command{
-	{"account", "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", runAccount},
-	{"apply", "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", runApply},
-	{"build", "build a table from a source directory", runBuild},
-	{"compact", "fold a table's pending updates into a new file, atomically", runCompact},
-	{"gen", "write a synthetic source directory of any size (for benchmarks and demos)", runGen},
-	{"inspect", "describe a table: sections, counts, sizes, checksums", runInspect},
-	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", runJournal},
-	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", runKey},
-	{"lookup", "look numbers up in a table and print the REST response bodies", runLookup},
-	{"price", "prices per lookup: price set|list --accounts DSN [--account ID]", runPrice},
-	{"pull", "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull URL FILE", runPull},
-	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", runServe},
-	{"usage", "the usage ledger: usage export --accounts DSN --month 2026-11 --format csv", runUsage},
-	{"verify", "check every checksum and record of a table (exit 1 if damaged)", runVerify},
-	{"wallet", "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", runWallet},
+// them. They are set in init: completion reads them.
+var commands []command
+
+func init() { commands = commandTable }
+
+var commandTable = []command{
+	{"account", "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", runAccount, []string{"create", "list", "show", "suspend", "activate"}},
+	{"apply", "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", runApply, nil},
+	{"build", "build a table from a source directory: build --db FILE SRC_DIR", runBuild, nil},
+	{"compact", "fold a table's pending updates into a new file, atomically", runCompact, nil},
+	{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion, []string{"bash", "zsh", "fish"}},
+	{"gen", "write a synthetic source directory of any size (for benchmarks and demos)", runGen, nil},
+	{"inspect", "describe a table: sections, counts, sizes, checksums: inspect --db FILE", runInspect, nil},
+	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", runJournal, []string{"check", "recover"}},
+	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", runKey, []string{"new", "list", "revoke"}},
+	{"lookup", "look numbers up in a table and print the REST response bodies", runLookup, nil},
+	{"price", "prices per lookup: price set|list --accounts DSN [--account ID]", runPrice, []string{"set", "list"}},
+	{"pull", "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull --db FILE URL", runPull, nil},
+	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", runServe, nil},
+	{"usage", "the usage ledger: usage export --accounts DSN [--month 2026-11] --format csv", runUsage, []string{"export"}},
+	{"verify", "check every checksum and record of a table (exit 1 if damaged): verify --db FILE", runVerify, nil},
+	{"wallet", "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", runWallet, []string{"credit"}},
 }
 
 // findCommand returns the command called name.
@@ -82,12 +96,21 @@ func main() {
 	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
 func run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	switch {
+	case len(args) == 0:
+		// No command is a usage error: the list goes to stderr.
 		usage(e.stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	case len(args) >= 2 && args[0] == "help":
+		args = []string{args[1], "--help"} // lnpdb help serve
+	case isHelp(args[0]):
+		usage(e.stdout)
 		return 0
 	}
 	c, ok := findCommand(args[0])
@@ -107,7 +130,9 @@ func run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "lnpdb %s: %v\n", c.name, ee.err)
 		return ee.code
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(e.stderr, "lnpdb %s: %v\n", c.name, err)
+		// The exit status says it is a usage error; the message need
+		// not ("lnpdb usage: usage: …" was the usage command's).
+		fmt.Fprintf(e.stderr, "lnpdb %s: %s\n", c.name, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return 2
 	default:
 		fmt.Fprintf(e.stderr, "lnpdb %s: %v\n", c.name, err)
@@ -118,27 +143,60 @@ func run(ctx context.Context, e *env, args []string) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: lnpdb <command> [flags] [args]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nlnpdb <command> --help (or lnpdb help <command>) lists a command's flags; every flag may\nalso be set as LNPDB_<FLAG> in the environment, or LNPDB_<FLAG>_FILE naming a file holding it.")
 }
 
 // newFlags returns a FlagSet for a command that reports errors instead of
-// exiting, and prints its usage to the command's stderr.
+// exiting. Parse it with parse.
 func newFlags(e *env, name, argsUsage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: lnpdb %s [flags] %s\n", name, argsUsage)
+		fmt.Fprintf(fs.Output(), "usage: lnpdb %s [flags] %s\n", name, argsUsage)
 		fs.PrintDefaults()
+	}
+	if e.flagSets != nil {
+		*e.flagSets = append(*e.flagSets, fs)
 	}
 	return fs
 }
 
-// parseArgs parses args into fs. When the operands left are not n of them
-// (n < 0: at least one), or a required flag is empty, it prints the
-// command's usage and returns a usage error saying what the command wants.
-func parseArgs(fs *flag.FlagSet, args []string, n int, want string, required ...*string) error {
-	if err := fs.Parse(args); err != nil {
+// parse parses args into fs, then sets the flags the command line left out
+// from the environment (platform/config). Help (-h, --help) is printed to
+// stdout and ends the command with status 0; a bad flag prints the usage to
+// stderr and is a usage error (status 2).
+func parse(e *env, fs *flag.FlagSet, args []string) error {
+	config.Annotate(fs)
+	fs.SetOutput(io.Discard) // the flag package's own report; ours follows
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		return err
+	case err != nil:
+		fs.SetOutput(e.stderr)
+		fs.Usage()
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	fs.SetOutput(e.stderr)
+	if err := config.Apply(fs, os.LookupEnv); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+// parseArgs parses args into fs (see parse). When the operands left are not
+// n of them (n < 0: at least one), or a required flag is empty, it prints
+// the command's usage and returns a usage error saying what the command
+// wants.
+func parseArgs(e *env, fs *flag.FlagSet, args []string, n int, want string, required ...*string) error {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	ok := fs.NArg() == n || (n < 0 && fs.NArg() > 0)

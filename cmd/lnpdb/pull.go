@@ -11,12 +11,22 @@ import (
 )
 
 func runPull(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "pull", "URL FILE")
+	fs := newFlags(e, "pull", "URL")
+	dbPath := fs.String("db", "", "the table `file` to install the fetched table as")
 	keyFile := fs.String("key-file", "", "`file` holding the key to send as a bearer token (an admin key of an lnpdb origin's GET /admin/v1/table)")
-	if err := parseArgs(fs, args, 2, "want URL FILE"); err != nil {
+	if err := parseArgs(e, fs, args, -1, "want --db FILE URL"); err != nil {
 		return err
 	}
-	url, path := fs.Arg(0), fs.Arg(1)
+	switch {
+	case fs.NArg() == 2: // the deprecated pull URL FILE
+		if err := deprecatedDB(e, "pull", dbPath, fs.Arg(1), "pull URL FILE"); err != nil {
+			return err
+		}
+	case fs.NArg() != 1 || *dbPath == "":
+		fs.Usage()
+		return fmt.Errorf("%w: want --db FILE URL", errUsage)
+	}
+	url, path := fs.Arg(0), *dbPath
 	key, err := readKeyFile(*keyFile)
 	if err != nil {
 		return err

@@ -50,28 +50,28 @@ func TestPull(t *testing.T) {
 	alt, err := os.ReadFile(f.alt)
 	require.NoError(t, err)
 
-	code, out, errOut := runCmd(t, "pull", "--key-file", keyFile, base+"/admin/v1/table", path)
+	code, out, errOut := runCmd(t, "pull", "--key-file", keyFile, "--db", path, base+"/admin/v1/table")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "installed "+path)
 	assert.Empty(t, errOut, "no progress when not on a terminal")
 	fileIs(t, path, sample)
 
-	code, out, errOut = runCmd(t, "pull", "--key-file", keyFile, base+"/admin/v1/table", path)
+	code, out, errOut = runCmd(t, "pull", "--key-file", keyFile, "--db", path, base+"/admin/v1/table")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, path+" is current")
 
 	f.replace(t, f.alt)
-	code, out, errOut = runCmd(t, "pull", "--key-file", keyFile, base+"/admin/v1/table?zstd=1", path)
+	code, out, errOut = runCmd(t, "pull", "--key-file", keyFile, "--db", path, base+"/admin/v1/table?zstd=1")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "installed "+path)
 	fileIs(t, path, alt)
-	code, out, _ = runCmd(t, "pull", "--key-file", keyFile, base+"/admin/v1/table?zstd=1", path)
+	code, out, _ = runCmd(t, "pull", "--key-file", keyFile, "--db", path, base+"/admin/v1/table?zstd=1")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "is current")
 	onlyTable(t, path)
 
 	// Without the key, and with a lookup key: refused, the table stays.
-	code, _, errOut = runCmd(t, "pull", base+"/admin/v1/table", filepath.Join(t.TempDir(), "x.lnpdb"))
+	code, _, errOut = runCmd(t, "pull", "--db", filepath.Join(t.TempDir(), "x.lnpdb"), base+"/admin/v1/table")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "401 Unauthorized")
 	code, _, errOut = runCmd(t, "pull", "only-a-url")
@@ -95,7 +95,7 @@ func TestPullRefusesTruncatedTable(t *testing.T) {
 	sample, err := os.ReadFile(f.sample)
 	require.NoError(t, err)
 
-	code, _, errOut := runCmd(t, "pull", origin.URL+"/us.lnpdb", path)
+	code, _, errOut := runCmd(t, "pull", "--db", path, origin.URL+"/us.lnpdb")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "not a valid table")
 	fileIs(t, path, sample)

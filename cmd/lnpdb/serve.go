@@ -22,6 +22,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/format"
 )
 
@@ -70,7 +71,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.dbPath, "db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	fs.StringVar(&f.keysPath, "keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
-	fs.StringVar(&f.accountsDSN, "accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
+	config.Secret(fs, &f.accountsDSN, "accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
 	fs.BoolVar(&f.devKey, "dev-key", false, "also accept a development API key generated now and printed once")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
 	fs.IntVar(&f.limit, "rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
@@ -90,9 +91,9 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
 	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
 	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
-	fs.StringVar(&f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
+	config.Secret(fs, &f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
 	fs.StringVar(&f.updates.node, "node", "", "this node's `name` in --updates-log, unique among its nodes (default: host name and --addr's port)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return nil, err
 	}
 	switch {
@@ -330,8 +331,8 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		s.onClose(func() { rl.Close() })
 		cfg.Limiter, cfg.Redis = rl, rl.Status
 	}
-	if f.updates.follower != nil {
-		cfg.UpdateLog = f.updates.follower.Status
+	if fl := f.updates.follower; fl != nil {
+		cfg.UpdateLog = fl.Status
 	}
 	if s.acc != nil {
 		cfg.Keys, cfg.Accounts = s.acc, s.acc

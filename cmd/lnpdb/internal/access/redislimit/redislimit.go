@@ -65,6 +65,9 @@ type Config struct {
 	// URL is the Redis server: redis://[[user]:password@]host[:port][/db]
 	// or rediss://… for TLS, with go-redis's query options.
 	URL string
+	// Password, when set, is sent in place of the URL's password, so that
+	// the URL need not hold it.
+	Password string
 	// Prefix starts the name of every counter; DefaultPrefix when empty.
 	// Nodes that share a limit use the same prefix.
 	Prefix string
@@ -184,6 +187,9 @@ func New(cfg Config) (*Limiter, error) {
 	opts, err := parseURL(cfg.URL)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Password != "" {
+		opts.Password = cfg.Password
 	}
 	l := &Limiter{
 		prefix:     cfg.Prefix,

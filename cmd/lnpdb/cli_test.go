@@ -1,0 +1,187 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
+)
+
+// everyCommandLine is each command, and each subcommand with its command:
+// what --help and a bad flag are tried on.
+func everyCommandLine() [][]string {
+	var lines [][]string
+	for _, c := range commands {
+		if c.subs == nil {
+			lines = append(lines, []string{c.name})
+			continue
+		}
+		for _, s := range c.subs {
+			lines = append(lines, []string{c.name, s})
+		}
+	}
+	return lines
+}
+
+// TestHelpGoesToStdout: -h and --help print the usage on stdout and exit
+// 0, for the binary, every command and every subcommand.
+func TestHelpGoesToStdout(t *testing.T) {
+	for _, h := range []string{"-h", "--help"} {
+		code, out, errs := runCmd(t, h)
+		assert.Equal(t, 0, code)
+		assert.Empty(t, errs)
+		assert.Contains(t, out, "usage: lnpdb <command>")
+		for _, line := range append(everyCommandLine(), []string{"account"}, []string{"usage"}) {
+			args := append(line, h)
+			code, out, errs := runCmd(t, args...)
+			assert.Equal(t, 0, code, "%v: %s", args, errs)
+			assert.Empty(t, errs, "%v", args)
+			assert.Contains(t, out, "usage: lnpdb "+line[0], "%v", args)
+		}
+	}
+	code, out, _ := runCmd(t, "help", "serve")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "usage: lnpdb serve")
+}
+
+// TestBadFlagIsAUsageError: an unknown flag exits 2 with the usage on
+// stderr and nothing on stdout, for every command and subcommand.
+func TestBadFlagIsAUsageError(t *testing.T) {
+	for _, line := range everyCommandLine() {
+		args := append(line, "--no-such-flag")
+		code, out, errs := runCmd(t, args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+		assert.Empty(t, out, "%v", args)
+		assert.Contains(t, errs, "usage: lnpdb "+line[0], "%v", args)
+		assert.Contains(t, errs, "flag provided but not defined: -no-such-flag", "%v", args)
+	}
+}
+
+// TestServeHelpNamesEveryVariable: serve --help lists each flag's
+// environment variable, and the file forms of the secrets.
+func TestServeHelpNamesEveryVariable(t *testing.T) {
+	code, out, _ := runCmd(t, "serve", "--help")
+	require.Equal(t, 0, code)
+	for _, want := range []string{
+		"[env LNPDB_ADDR]", "[env LNPDB_DB]", "[env LNPDB_KEYS]", "[env LNPDB_ADMIN_KEYS]", "[env LNPDB_DB_URL_KEY_FILE]",
+		"[env LNPDB_ACCOUNTS or LNPDB_ACCOUNTS_FILE]", "[env LNPDB_UPDATES_LOG or LNPDB_UPDATES_LOG_FILE]",
+		"[env LNPDB_REDIS or LNPDB_REDIS_FILE]", "[env LNPDB_REDIS_PASSWORD or LNPDB_REDIS_PASSWORD_FILE]",
+		"-accounts-file file", "-updates-log-file file", "-redis-password-file file",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// TestTableNamedByDB: every command names its table with --db; the old
+// operand forms still work, with a note, and both at once are refused.
+func TestTableNamedByDB(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	for _, cmd := range []string{"inspect", "verify"} {
+		code, out, errs := runCmd(t, cmd, "--db", table)
+		assert.Equal(t, 0, code, errs)
+		assert.Empty(t, errs)
+		code, old, errs := runCmd(t, cmd, table)
+		assert.Equal(t, 0, code, errs)
+		assert.Contains(t, errs, "deprecated", cmd)
+		if cmd == "inspect" {
+			assert.Equal(t, out, old)
+		}
+		code, _, errs = runCmd(t, cmd, "--db", table, table)
+		assert.Equal(t, 2, code, "%s: %s", cmd, errs)
+		code, _, _ = runCmd(t, cmd)
+		assert.Equal(t, 2, code)
+	}
+	out := filepath.Join(t.TempDir(), "o.lnpdb")
+	code, _, errs := runCmd(t, "build", "-o", out, "../../testdata/sample")
+	assert.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "-o FILE is deprecated")
+	assert.FileExists(t, out)
+	code, _, errs = runCmd(t, "build", "-o", out, "--db", out, "../../testdata/sample")
+	assert.Equal(t, 2, code, errs)
+	code, _, errs = runCmd(t, "pull", "http://127.0.0.1:1/t")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "want --db FILE URL")
+}
+
+// TestUsageExportMessages: usage export's errors say "usage" once, and
+// --month defaults to the current month (UTC).
+func TestUsageExportMessages(t *testing.T) {
+	dsn := "bolt://" + filepath.Join(t.TempDir(), "accounts.db")
+	code, _, errs := runCmd(t, "usage", "export", "--accounts", dsn, "--month", "2026-13")
+	assert.Equal(t, 2, code)
+	assert.NotContains(t, errs, "usage: usage:")
+	assert.Contains(t, errs, "lnpdb usage: --month:")
+
+	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
+	require.NotEmpty(t, id)
+	code, out, errs := runCmd(t, "usage", "export", "--accounts", dsn)
+	require.Equal(t, 0, code, errs)
+	assert.True(t, strings.HasPrefix(out, "account_id,day,kind,"), out)
+	code, _, _ = runCmd(t, "usage", "export", "--help")
+	assert.Equal(t, 0, code)
+	_, help, _ := runCmd(t, "usage", "export", "--help")
+	assert.Contains(t, help, `(default "`+time.Now().UTC().Format("2006-01")+`")`)
+}
+
+// TestCompletion: each shell's script is valid in that shell and names
+// every command and subcommand; the bash one completes commands,
+// subcommands and flags when run.
+func TestCompletion(t *testing.T) {
+	scripts := map[string]string{}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, out, errs := runCmd(t, "completion", sh)
+		require.Equal(t, 0, code, errs)
+		scripts[sh] = out
+		for _, c := range commands {
+			assert.Contains(t, out, c.name, "%s: command %s", sh, c.name)
+			for _, s := range c.subs {
+				assert.Contains(t, out, s, "%s: %s %s", sh, c.name, s)
+			}
+		}
+		for _, f := range []string{"--updates-log-file", "--db", "--redis-password"} {
+			assert.Contains(t, out, strings.TrimPrefix(f, "--"), sh)
+		}
+	}
+	code, _, errs := runCmd(t, "completion", "tcsh")
+	assert.Equal(t, 2, code, errs)
+
+	for sh, syntax := range map[string][]string{"bash": {"-n"}, "zsh": {"-n"}, "fish": {"--no-execute"}} {
+		bin, err := exec.LookPath(sh)
+		if err != nil {
+			t.Logf("%s not installed (Debian package %s): its script's syntax is not checked", sh, sh)
+			continue
+		}
+		f := filepath.Join(t.TempDir(), "lnpdb."+sh)
+		require.NoError(t, os.WriteFile(f, []byte(scripts[sh]), 0o644))
+		out, err := exec.Command(bin, append(syntax, f)...).CombinedOutput()
+		assert.NoError(t, err, "%s %v: %s", sh, syntax, out)
+	}
+
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is absent")
+	}
+	f := filepath.Join(t.TempDir(), "lnpdb.bash")
+	require.NoError(t, os.WriteFile(f, []byte(scripts["bash"]), 0o644))
+	for words, want := range map[string]string{
+		"lnpdb se":                 "serve",
+		"lnpdb account cr":         "create",
+		"lnpdb serve --updates-lo": "--updates-log --updates-log-file",
+		"lnpdb usage export --mo":  "--month",
+		"lnpdb completion f":       "fish",
+	} {
+		w := strings.Fields(words)
+		script := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _lnpdb; echo "${COMPREPLY[*]}"`
+		out, err := exec.Command(bash, append([]string{"-c", script, "bash", f}, w...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, want, strings.TrimSpace(string(out)), words)
+	}
+}

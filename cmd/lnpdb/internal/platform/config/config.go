@@ -1,0 +1,173 @@
+// Package config owns how settings reach the lnpdb binary besides its command
+// line: every flag of a command may also be given in the environment, and a
+// secret in a file, so that deployments (containers, systemd's
+// EnvironmentFile=, Kubernetes secrets mounted as files) need not put
+// passwords on a command line that ps shows.
+//
+// For a flag --some-name the sources are, first found wins:
+//
+//  1. the command line: --some-name VALUE, or for a secret --some-name-file
+//     PATH (the file's content, surrounding white space trimmed);
+//  2. the environment: LNPDB_SOME_NAME=VALUE, or LNPDB_SOME_NAME_FILE=PATH;
+//  3. the flag's default.
+//
+// Two sources of one rank (--x and --x-file, or LNPDB_X and LNPDB_X_FILE)
+// are an error rather than a guess. Values from the environment or a file
+// are never printed: errors name the variable or the file, not the value.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Prefix starts the name of every environment variable read.
+const Prefix = "LNPDB_"
+
+// FileSuffix ends the name of a variable, and of a secret's second flag, that
+// names a file holding the value.
+const (
+	FileSuffix     = "_FILE"
+	fileFlagSuffix = "-file"
+)
+
+// ErrConflict is matched by the error for two sources of one rank.
+var ErrConflict = errors.New("config: given twice")
+
+// EnvName returns the environment variable of flag name: "updates-log" →
+// "LNPDB_UPDATES_LOG".
+func EnvName(name string) string {
+	return Prefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+}
+
+// Secret defines a string flag name holding a secret, and its file form
+// name-file: --accounts DSN or --accounts-file PATH.
+func Secret(fs *flag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var((*secret)(p), name, usage)
+	fs.Var(&secretFile{p}, name+fileFlagSuffix, "read --"+name+" from this `file` (its content, white space around it trimmed)")
+}
+
+// secret is the flag.Value of a secret: a string whose flags Apply and
+// Annotate treat as secrets.
+type secret string
+
+func (s *secret) String() string {
+	if s == nil {
+		return ""
+	}
+	return string(*s)
+}
+func (s *secret) Set(v string) error { *s = secret(v); return nil }
+
+// secretFile is the flag.Value of a secret's file form.
+type secretFile struct{ p *string }
+
+func (s *secretFile) String() string { return "" }
+func (s *secretFile) Set(path string) error {
+	v, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	*s.p = v
+	return nil
+}
+
+// IsSecret reports whether f was defined by Secret (either of its two flags).
+func IsSecret(f *flag.Flag) bool {
+	switch f.Value.(type) {
+	case *secret, *secretFile:
+		return true
+	}
+	return false
+}
+
+func isFileForm(f *flag.Flag) bool {
+	_, ok := f.Value.(*secretFile)
+	return ok
+}
+
+// ReadFile returns the content of the file at path with the white space
+// around it trimmed (a trailing newline, as editors and echo leave). An empty
+// file is an error: an empty secret is never what was meant.
+func ReadFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return v, nil
+}
+
+// Annotate ends every flag's usage with the environment variables it reads,
+// so that fs.PrintDefaults lists them. Call it once, after every flag is
+// defined.
+func Annotate(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		env := EnvName(f.Name)
+		switch {
+		case isFileForm(f): // read through its secret's variables
+		case IsSecret(f):
+			f.Usage += fmt.Sprintf(" [env %s or %s%s]", env, env, FileSuffix)
+		default:
+			f.Usage += fmt.Sprintf(" [env %s]", env)
+		}
+	})
+}
+
+// Apply sets every flag of the parsed fs that the command line did not set
+// from the environment that lookup reads (os.LookupEnv in the binary). A
+// flag's LNPDB_NAME holds its value; LNPDB_NAME_FILE names a file holding it.
+func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	sort.Strings(names)
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if isFileForm(f) {
+			continue // read through its secret's variables
+		}
+		if IsSecret(f) && set[name] && set[name+fileFlagSuffix] {
+			errs = append(errs, fmt.Errorf("%w: --%s and --%s%s", ErrConflict, name, name, fileFlagSuffix))
+			continue
+		}
+		if set[name] || set[name+fileFlagSuffix] {
+			continue
+		}
+		env := EnvName(name)
+		v, hasValue := lookup(env)
+		path, hasFile := lookup(env + FileSuffix)
+		switch {
+		case hasValue && hasFile:
+			errs = append(errs, fmt.Errorf("%w: %s and %s%s", ErrConflict, env, env, FileSuffix))
+			continue
+		case hasFile:
+			var err error
+			if v, err = ReadFile(path); err != nil {
+				errs = append(errs, fmt.Errorf("%s%s: %w", env, FileSuffix, err))
+				continue
+			}
+		case !hasValue:
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			// The flag package's message quotes the value: a secret's is
+			// left out.
+			if IsSecret(f) {
+				err = errors.New("invalid value")
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", env, err))
+		}
+	}
+	return errors.Join(errs...)
+}
