@@ -22,6 +22,10 @@ const (
 	encZstd = 1
 )
 
+// Version is the file format version this package writes, and the only one
+// it reads (Info.Version of an open table).
+const Version = version
+
 // Section ids: eight ASCII bytes, NUL-padded.
 const (
 	secMeta        = "META"

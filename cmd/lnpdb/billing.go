@@ -74,6 +74,15 @@ func openBilling(ctx context.Context, dsn string, leaseTTL, storeTimeout time.Du
 	return &billed{store: s, engine: e, storeTimeout: storeTimeout, keys: map[[32]byte]auth.Key{}}, demoKey, cleanup, nil
 }
 
+// reachable reports whether the accounts store answers a read (the default
+// prices: one small transaction).
+func (b *billed) reachable(ctx context.Context) error {
+	if _, err := b.store.Prices(ctx, ""); err != nil {
+		return fmt.Errorf("the accounts store does not answer: %w", err)
+	}
+	return nil
+}
+
 // close returns the engine's leases and closes the store.
 func (b *billed) close(ctx context.Context) error {
 	err := b.engine.Close(ctx)

@@ -65,6 +65,7 @@ var commandTable = []command{
 	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", runServe, nil},
 	{"usage", "the usage ledger: usage export --accounts DSN [--month 2026-11] --format csv", runUsage, []string{"export"}},
 	{"verify", "check every checksum and record of a table (exit 1 if damaged): verify --db FILE", runVerify, nil},
+	{"version", "print the binary's version, its build and the table format it reads", runVersion, nil},
 	{"wallet", "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", runWallet, []string{"credit"}},
 }
 
@@ -107,6 +108,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		// No command is a usage error: the list goes to stderr.
 		usage(e.stderr)
 		return 2
+	case args[0] == "--version" || args[0] == "-version":
+		args = []string{"version"}
 	case len(args) >= 2 && args[0] == "help":
 		args = []string{args[1], "--help"} // lnpdb help serve
 	case isHelp(args[0]):

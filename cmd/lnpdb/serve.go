@@ -22,6 +22,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/format"
 )
@@ -282,6 +283,9 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	logRecovery(s.log, s.db, time.Since(opened))
 
 	s.reg = httpapi.NewRegistry()
+	if err := s.reg.Register(buildinfo.Read().Collector()); err != nil {
+		return err
+	}
 	if s.metrics, err = httpapi.NewMetrics(s.reg); err != nil {
 		return err
 	}
@@ -319,6 +323,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		ServeMetrics: f.metricsAddr == "",
 		Live:         s.lv.Status,
 		Pull:         f.pull.status(),
+		Build:        buildinfo.Read(),
 	}
 	if f.logFormat == "json" {
 		cfg.AccessLogTo = s.logOut // the same lines as through s.log, encoded faster
@@ -330,11 +335,24 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	if rl != nil {
 		s.onClose(func() { rl.Close() })
 		cfg.Limiter, cfg.Redis = rl, rl.Status
+		cfg.Ready = append(cfg.Ready, httpapi.Check{Name: "redis", Check: func(context.Context) error {
+			if st := rl.Status(); !st.OK {
+				return fmt.Errorf("the Redis server %s does not answer: rate limits are taken in this process alone", st.Addr)
+			}
+			return nil
+		}})
 	}
 	if fl := f.updates.follower; fl != nil {
 		cfg.UpdateLog = fl.Status
+		cfg.Ready = append(cfg.Ready, httpapi.Check{Name: "update_log", Check: func(context.Context) error {
+			if st := fl.Status(); st.Postgres != "ok" {
+				return fmt.Errorf("the shared update log is %s: updates are refused", st.Postgres)
+			}
+			return nil
+		}})
 	}
 	if s.acc != nil {
+		cfg.Ready = append(cfg.Ready, httpapi.Check{Name: "accounts", Check: s.acc.reachable})
 		cfg.Keys, cfg.Accounts = s.acc, s.acc
 	} else {
 		cfg.Keys = s.keys.lookup

@@ -21,6 +21,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
@@ -74,6 +75,11 @@ type Config struct {
 	// UpdateLog, when set, reports this node's place in the shared update
 	// log (serve --updates-log).
 	UpdateLog func() updatelog.Status
+	// Ready are the checks of GET /readyz besides the table's: one per
+	// store the server is configured with.
+	Ready []Check
+	// Build is the binary's identity, reported by GET /api/v1/status.
+	Build buildinfo.Info
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -144,6 +150,8 @@ type Handler struct {
 	pull     func() distribute.Status
 	redis    func() redislimit.Status
 	updlog   func() updatelog.Status
+	ready    []Check
+	build    buildinfo.Info
 	gql      *executor.Executor
 	apq      graphql.Cache[string]   // the persisted queries of gql
 	plans    graphql.Cache[*lrnPlan] // documents answered without gql (gqlplan.go)
@@ -183,6 +191,8 @@ func New(cfg Config) (*Handler, error) {
 		pull:     cfg.Pull,
 		redis:    cfg.Redis,
 		updlog:   cfg.UpdateLog,
+		ready:    cfg.Ready,
+		build:    cfg.Build,
 		mux:      http.NewServeMux(),
 	}
 	if h.limiter == nil {
@@ -224,6 +234,8 @@ func New(cfg Config) (*Handler, error) {
 		fn   func(*recorder, *http.Request)
 	}{
 		{"/api/v1/status", h.status},
+		{"/healthz", h.healthz},
+		{"/readyz", h.readyz},
 		{"/openapi.json", serveOpenAPI},
 	}
 	if u, ok := cfg.Accounts.(UsageReporter); ok {

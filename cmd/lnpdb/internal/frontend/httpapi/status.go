@@ -9,14 +9,18 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/format"
 )
 
 // statusBody is the body of GET /api/v1/status.
 type statusBody struct {
-	Status string       `json:"status"`
-	Table  tableStatus  `json:"table"`
-	Live   *live.Status `json:"live,omitempty"`
+	Status string `json:"status"`
+	// Server is the binary's identity: its module version, the commit and
+	// Go version it was built with, the table format it reads.
+	Server buildinfo.Info `json:"server"`
+	Table  tableStatus    `json:"table"`
+	Live   *live.Status   `json:"live,omitempty"`
 	// Pull is the table fetch from an origin (serve --db-url).
 	Pull *distribute.Status `json:"pull,omitempty"`
 	// Redis is the shared rate limiter's health (serve --redis).
@@ -55,6 +59,7 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 	}
 	body := statusBody{
 		Status: "ok",
+		Server: h.build,
 		Table:  tableStatus{ID: info.ID, Version: info.Version, BuiltAt: built, Size: info.Size, Counts: info.Counts},
 		Live:   section(h.live), Pull: section(h.pull), Redis: section(h.redis), UpdateLog: section(h.updlog),
 	}
