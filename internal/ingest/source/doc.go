@@ -42,4 +42,11 @@
 // and strings that repeat, such as SPIDs, OCNs and providers, are shared. A
 // CSV row costs the one allocation encoding/csv makes for it; an NPAC record
 // costs none.
+//
+// # NPAC bulk data download files
+//
+// [ReadSubscriptionVersions], [ReadPoolBlocks], [ReadServiceProviders],
+// [ReadNetworkLRNs], [ReadNetworkNPANXX] and [ReadNetworkNPANXXX] read the
+// NPAC SMS BDD files field by field, as docs/DATA.md describes them; a
+// subscription version or pool block record costs no allocation.
 package source

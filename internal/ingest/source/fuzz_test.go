@@ -3,6 +3,8 @@ package source
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -246,4 +248,106 @@ func FuzzReadUpdates(f *testing.F) {
 			checkTime(t, v.ActivatedAt)
 			return v.Line
 		})
+}
+
+// bddSeeds are the example files of testdata/npac named, and the usual
+// edge cases, as fuzz seeds.
+func bddSeeds(f *testing.F, names ...string) []string {
+	out := []string{"", "\r\n\r", "|||", "\ufeff1|2|3|4|5\r"}
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(npacDir, name))
+		require.NoError(f, err)
+		out = append(out, string(data), strings.ReplaceAll(string(data), "\r", "\n"))
+	}
+	return out
+}
+
+func checkPointCode(t *testing.T, pc PointCode) {
+	if !pc.Set {
+		require.Zero(t, pc)
+	}
+	require.Less(t, pc.DPC, uint32(1<<24))
+}
+
+func FuzzReadSubscriptionVersions(f *testing.F) {
+	fuzzReader(f, readSVViews, bddSeeds(f, "figure-e1.sv.txt", "active.sv.txt", "latest.sv.txt"),
+		func(t *testing.T, v *svView) int {
+			checkNumber(t, nanp.Number(v.TN), false)
+			checkNumber(t, nanp.Number(v.LRN), false)
+			checkCode(t, v.SPID)
+			checkTime(t, v.ActivatedAt)
+			for _, pc := range []PointCode{v.CLASS, v.LIDB, v.ISVM, v.CNAM, v.WSMSC} {
+				checkPointCode(t, pc)
+			}
+			require.True(t, v.LNPType >= LNPTypeUnknown && v.LNPType <= LNPTypePool)
+			require.True(t, v.Reason >= ReasonUnknown && v.Reason <= ReasonSuccessFail)
+			for _, s := range []string{v.AltSPID, v.LastAltSPID} {
+				if s != "" {
+					checkCode(t, s)
+				}
+			}
+			require.GreaterOrEqual(t, v.Fields, 5)
+			return v.Line
+		})
+}
+
+func FuzzReadPoolBlocks(f *testing.F) {
+	fuzzReader(f, ReadPoolBlocks, bddSeeds(f, "active.nbp.txt"), func(t *testing.T, v *PoolBlock) int {
+		require.NoError(t, nanp.CheckNPA(v.NPA))
+		require.NoError(t, nanp.CheckNXX(v.NXX))
+		require.True(t, v.X >= 0 && v.X <= 9)
+		checkNumber(t, v.LRN, false)
+		checkCode(t, v.SPID)
+		checkTime(t, v.ActivatedAt)
+		for _, pc := range []PointCode{v.CLASS, v.LIDB, v.ISVM, v.CNAM, v.WSMSC} {
+			checkPointCode(t, pc)
+		}
+		require.True(t, v.SVType >= SVTypeNone && v.SVType <= maxSVType)
+		return v.Line
+	})
+}
+
+func FuzzReadServiceProviders(f *testing.F) {
+	fuzzReader(f, ReadServiceProviders, bddSeeds(f, "spid.txt"), func(t *testing.T, v *ServiceProvider) int {
+		checkCode(t, v.SPID)
+		require.NotEmpty(t, v.Name)
+		require.Equal(t, strings.TrimSpace(v.Name), v.Name)
+		require.True(t, v.Type >= SPTypeNone && v.Type <= maxSPType)
+		return v.Line
+	})
+}
+
+func FuzzReadNetworkLRNs(f *testing.F) {
+	fuzzReader(f, ReadNetworkLRNs, bddSeeds(f, "lrn.txt"), func(t *testing.T, v *NetworkLRN) int {
+		checkCode(t, v.SPID)
+		checkNumber(t, v.LRN, false)
+		checkTime(t, v.CreatedAt)
+		return v.Line
+	})
+}
+
+func checkNetworkCode(t *testing.T, v *NetworkCode, withX bool) int {
+	checkCode(t, v.SPID)
+	require.NoError(t, nanp.CheckNPA(v.NPA))
+	require.NoError(t, nanp.CheckNXX(v.NXX))
+	if withX {
+		require.True(t, v.X >= 0 && v.X <= 9)
+	} else {
+		require.Equal(t, -1, v.X)
+	}
+	checkTime(t, v.EffectiveAt)
+	checkTime(t, v.CreatedAt)
+	return v.Line
+}
+
+func FuzzReadNetworkNPANXX(f *testing.F) {
+	fuzzReader(f, ReadNetworkNPANXX, bddSeeds(f, "npanxx.txt", "npanxxx.txt"), func(t *testing.T, v *NetworkCode) int {
+		return checkNetworkCode(t, v, false)
+	})
+}
+
+func FuzzReadNetworkNPANXXX(f *testing.F) {
+	fuzzReader(f, ReadNetworkNPANXXX, bddSeeds(f, "npanxxx.txt", "npanxx.txt"), func(t *testing.T, v *NetworkCode) int {
+		return checkNetworkCode(t, v, true)
+	})
 }
