@@ -120,7 +120,7 @@ func TestInstallFileSystemFaults(t *testing.T) {
 				}
 				return nil
 			})
-			_, err := install(fs, path, bytes.NewReader(newer))
+			_, err := install(fs, path, bytes.NewReader(newer), InstallOptions{})
 			require.ErrorIs(t, err, syscall.ENOSPC)
 			assertUntouched(t, path, old)
 		})
@@ -138,4 +138,56 @@ func TestInstallRemovesStaleTemporaryFiles(t *testing.T) {
 	_, err = os.Stat(stale)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "stale temporary file still there: %v", err)
 	assertUntouched(t, path, newer)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// The stream is judged as it arrives: a stream that is not a table is
+// refused within its header, and a table followed by anything is refused
+// at the first byte past the size its header declares; neither reads (so
+// writes) more. A table larger than MaxBytes is refused at its header.
+func TestInstallStopsAtTheDeclaredSize(t *testing.T) {
+	path, old, newer := installFixture(t)
+	const garbage = 300 << 20
+	zeros := func() io.Reader { return io.LimitReader(zeroReader{}, garbage) }
+	for name, tc := range map[string]struct {
+		r        io.Reader
+		opt      InstallOptions
+		want     error
+		maxRead  int64
+		contains string
+	}{
+		"trailing zeros": {io.MultiReader(bytes.NewReader(newer), zeros()), InstallOptions{}, ErrCorrupt, int64(len(newer)) + 1, "goes on past"},
+		"not a table":    {zeros(), InstallOptions{}, ErrFormat, headerSize, "bad magic"},
+		"over MaxBytes":  {bytes.NewReader(newer), InstallOptions{MaxBytes: int64(len(newer)) - 1}, ErrTooLarge, headerSize, "declares"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cr := &countingReader{r: tc.r}
+			_, err := InstallWith(path, cr, tc.opt)
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.contains)
+			assert.LessOrEqual(t, cr.n, tc.maxRead, "bytes read (and so at most written) before the refusal")
+			t.Logf("%s: refused after reading %d bytes: %v", name, cr.n, err)
+			assertUntouched(t, path, old)
+		})
+	}
+	_, err := InstallWith(path, bytes.NewReader(newer), InstallOptions{MaxBytes: int64(len(newer))})
+	require.NoError(t, err, "a table of exactly MaxBytes")
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

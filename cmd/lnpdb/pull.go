@@ -14,6 +14,8 @@ func runPull(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "pull", "URL")
 	dbPath := fs.String("db", "", "the table `file` to install the fetched table as")
 	keyFile := fs.String("key-file", "", "`file` holding the key to send as a bearer token (an admin key of an lnpdb origin's GET /admin/v1/table)")
+	maxBytes := fs.Int64("max-bytes", 0, "refuse a table larger than `n` bytes, received or decompressed, before writing it (0: the size its header declares)")
+	timeout := fs.Duration("timeout", distribute.DefaultTimeout, "give up a fetch that takes longer than `duration` in all")
 	if err := parseArgs(e, fs, args, -1, "want --db FILE URL"); err != nil {
 		return err
 	}
@@ -27,12 +29,15 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: want --db FILE URL", errUsage)
 	}
 	url, path := fs.Arg(0), *dbPath
+	if *maxBytes < 0 || *timeout <= 0 {
+		return fmt.Errorf("%w: --max-bytes must be 0 or more, --timeout positive", errUsage)
+	}
 	key, err := readKeyFile(*keyFile)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	res, err := distribute.Pull(ctx, url, path, distribute.Options{Key: key, Progress: e.stderr})
+	res, err := distribute.Pull(ctx, url, path, distribute.Options{Key: key, Progress: e.stderr, MaxBytes: *maxBytes, Timeout: *timeout})
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func TestPullRefusesTruncatedTable(t *testing.T) {
 
 	code, _, errOut := runCmd(t, "pull", "--db", path, origin.URL+"/us.lnpdb")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "not a valid table")
+	assert.Contains(t, errOut, "(truncated)")
 	fileIs(t, path, sample)
 	onlyTable(t, path)
 	_, err = os.Stat(distribute.ETagPath(path))

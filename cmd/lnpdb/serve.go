@@ -21,6 +21,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
@@ -92,6 +93,8 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
 	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
 	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
+	fs.Int64Var(&f.pull.maxBytes, "db-url-max-bytes", 0, "refuse a table from --db-url larger than `n` bytes, received or decompressed, before writing it (0: the size its header declares)")
+	fs.DurationVar(&f.pull.timeout, "db-url-timeout", distribute.DefaultTimeout, "give up a fetch from --db-url that takes longer than `duration` in all")
 	config.Secret(fs, &f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
 	fs.StringVar(&f.updates.node, "node", "", "this node's `name` in --updates-log, unique among its nodes (default: host name and --addr's port)")
 	if err := parse(e, fs, args); err != nil {

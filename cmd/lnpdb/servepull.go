@@ -17,6 +17,8 @@ import (
 type pullFlags struct {
 	url, keyFile string
 	every        time.Duration
+	maxBytes     int64
+	timeout      time.Duration
 	poller       *distribute.Poller
 	halt         func() // stops and awaits the poller; set by start
 }
@@ -30,6 +32,9 @@ func (p *pullFlags) check(dbPath string) error {
 	}
 	if p.every <= 0 {
 		return fmt.Errorf("%w: --db-url-every must be positive", errUsage)
+	}
+	if p.maxBytes < 0 || p.timeout <= 0 {
+		return fmt.Errorf("%w: --db-url-max-bytes must be 0 or more, --db-url-timeout positive", errUsage)
 	}
 	return nil
 }
@@ -48,7 +53,7 @@ func (p *pullFlags) fetchMissing(ctx context.Context, path string, log *slog.Log
 		return err
 	}
 	start := time.Now()
-	res, err := distribute.Pull(ctx, p.url, path, distribute.Options{Key: key})
+	res, err := distribute.Pull(ctx, p.url, path, p.options(key))
 	if err != nil {
 		return fmt.Errorf("no table at %s, and fetching it failed: %w", path, err)
 	}
@@ -75,7 +80,7 @@ func (p *pullFlags) start(lv *live.Runner, reg prometheus.Registerer, log *slog.
 	}
 	p.poller = &distribute.Poller{
 		URL: p.url, Path: lv.DB().Path(), Every: p.every,
-		Options: distribute.Options{Key: key}, Log: log, Metrics: m,
+		Options: p.options(key), Log: log, Metrics: m,
 		Replace: lv.Replace,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,6 +94,11 @@ func (p *pullFlags) start(lv *live.Runner, reg prometheus.Registerer, log *slog.
 		<-done
 	}
 	return nil
+}
+
+// options are the fetch's options from the flags.
+func (p *pullFlags) options(key string) distribute.Options {
+	return distribute.Options{Key: key, MaxBytes: p.maxBytes, Timeout: p.timeout}
 }
 
 // stop stops the poller and waits until it has.

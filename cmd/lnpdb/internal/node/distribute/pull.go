@@ -10,6 +10,13 @@
 // A body is zstd-decompressed while it is written when the origin says so
 // (Content-Encoding: zstd, Content-Type: application/zstd) or the URL's
 // path ends in ".zst"; gzip is undone by net/http.
+//
+// An origin is not trusted to be well behaved: the table is judged as it
+// arrives (format.InstallWith: its header first, then exactly the size the
+// header declares, nothing past it), the bytes on the wire and the table's
+// size are capped by Options.MaxBytes, a zstd window is capped, a pull has
+// an overall deadline and must receive a minimum of bytes in every stall
+// period. A refused pull leaves no file and the old table in place.
 package distribute
 
 import (
@@ -23,10 +30,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/ingest/progress"
 )
 
@@ -39,14 +49,33 @@ type Options struct {
 	Key string
 	// Progress, when a terminal, shows the download's progress.
 	Progress io.Writer
-	// StallTimeout gives up on a download that receives nothing for this
-	// long; 0 means DefaultStallTimeout.
+	// StallTimeout and MinProgress give up on a download that receives
+	// fewer than MinProgress bytes in any StallTimeout: a trickle holds a
+	// pull no longer than an idle origin. Zero means DefaultStallTimeout
+	// and DefaultMinProgress.
 	StallTimeout time.Duration
+	MinProgress  int64
+	// Timeout bounds the whole pull, from the request to the installed
+	// table; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxBytes, when positive, caps both the bytes received and the
+	// table's size (decompressed): a larger table is refused at its
+	// header, before anything is written.
+	MaxBytes int64
 }
 
-// DefaultStallTimeout is how long a download may receive nothing before it
-// is given up.
-const DefaultStallTimeout = time.Minute
+// Defaults of Options: a download that receives less than 64 KiB in 30 s
+// is given up, and a pull lasts at most an hour.
+const (
+	DefaultStallTimeout = 30 * time.Second
+	DefaultMinProgress  = 64 << 10
+	DefaultTimeout      = time.Hour
+)
+
+// maxZstdWindow caps the window a zstd stream may ask the decoder for (the
+// zstd tool's own default cap, --long=27): a frame asking for more is
+// refused rather than allocated.
+const maxZstdWindow = 128 << 20
 
 // DefaultClient is the client Pull uses without one: it bounds connecting
 // and waiting for the answer's headers, not the download, which may be
@@ -91,12 +120,20 @@ func Pull(ctx context.Context, rawURL, path string, opt Options) (Result, error)
 	if client == nil {
 		client = DefaultClient
 	}
-	stall := opt.StallTimeout
+	stall, minProgress, timeout := opt.StallTimeout, opt.MinProgress, opt.Timeout
 	if stall <= 0 {
 		stall = DefaultStallTimeout
 	}
+	if minProgress <= 0 {
+		minProgress = DefaultMinProgress
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	deadline := time.AfterFunc(timeout, func() { cancel(fmt.Errorf("the pull took longer than %s", timeout)) })
+	defer deadline.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("table URL %s: %w", redact(u), err)
@@ -126,15 +163,17 @@ func Pull(ctx context.Context, rawURL, path string, opt Options) (Result, error)
 		return Result{}, fmt.Errorf("fetching %s: %s: %s", redact(u), res.Status, strings.TrimSpace(string(snippet)))
 	}
 
-	body := &watchedReader{r: res.Body, stall: time.AfterFunc(stall, func() {
-		cancel(fmt.Errorf("nothing received for %s", stall))
-	}), every: stall}
-	defer body.stall.Stop()
+	if opt.MaxBytes > 0 && res.ContentLength > opt.MaxBytes {
+		return Result{}, fmt.Errorf("fetching %s: the origin announces %d bytes, more than the %d allowed", redact(u), res.ContentLength, opt.MaxBytes)
+	}
+	body := &watchedReader{r: res.Body, max: opt.MaxBytes}
+	body.watch(stall, minProgress, cancel)
+	defer body.stop()
 	body.bar = progress.New(opt.Progress, "pull "+filepath.Base(path), res.ContentLength)
 	var r io.Reader = body
 	switch enc := strings.ToLower(strings.TrimSpace(res.Header.Get("Content-Encoding"))); {
 	case enc == "zstd", enc == "" && (isZstdType(res.Header.Get("Content-Type")) || strings.HasSuffix(u.Path, ".zst")):
-		zr, err := zstd.NewReader(body)
+		zr, err := zstd.NewReader(body, zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderMaxMemory(maxZstdWindow))
 		if err != nil {
 			return Result{}, err
 		}
@@ -144,20 +183,20 @@ func Pull(ctx context.Context, rawURL, path string, opt Options) (Result, error)
 	default:
 		return Result{}, fmt.Errorf("fetching %s: unsupported Content-Encoding %q (want zstd or none)", redact(u), enc)
 	}
-	info, err := format.Install(path, r)
+	info, err := format.InstallWith(path, r, format.InstallOptions{MaxBytes: opt.MaxBytes})
 	body.bar.Done()
 	if err != nil {
 		if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(err, cause) {
 			err = fmt.Errorf("%w (%w)", err, cause)
 		}
-		return Result{Bytes: body.n}, fmt.Errorf("fetching %s: %w", redact(u), err)
+		return Result{Bytes: body.n.Load()}, fmt.Errorf("fetching %s: %w", redact(u), err)
 	}
 	newTag := res.Header.Get("Etag")
 	if err := writeETag(path, newTag); err != nil {
 		// The table is in place; the next Pull fetches it once more.
-		return Result{ETag: newTag, Bytes: body.n, Info: info}, fmt.Errorf("table installed at %s, but remembering its ETag failed: %w", path, err)
+		return Result{ETag: newTag, Bytes: body.n.Load(), Info: info}, fmt.Errorf("table installed at %s, but remembering its ETag failed: %w", path, err)
 	}
-	return Result{ETag: newTag, Bytes: body.n, Info: info}, nil
+	return Result{ETag: newTag, Bytes: body.n.Load(), Info: info}, nil
 }
 
 func isZstdType(ct string) bool {
@@ -193,8 +232,8 @@ func readETag(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// writeETag remembers etag beside path by rename, so that it is whole; an
-// empty etag removes the file.
+// writeETag remembers etag beside path through atomicfile, so that it is
+// whole; an empty etag removes the file.
 func writeETag(path, etag string) error {
 	p := ETagPath(path)
 	if etag == "" {
@@ -203,42 +242,69 @@ func writeETag(path, etag string) error {
 		}
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
+	err := atomicfile.Write(vfs.Default, p, func(f vfs.File) error {
+		_, err := f.Write([]byte(etag + "\n"))
 		return err
-	}
-	_, err = f.WriteString(etag + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	}, atomicfile.Options{})
+	if errors.Is(err, atomicfile.ErrDirSync) {
+		return nil // in place; a crash may bring the older one back: one more fetch
 	}
 	return err
 }
 
-// watchedReader counts what it reads, shows progress, and pushes back the
-// stall timer at every read that receives something.
+// errTooMuch reports a body larger than Options.MaxBytes.
+var errTooMuch = errors.New("the origin sent more than allowed")
+
+// watchedReader counts what it reads, shows progress, refuses to read past
+// max, and gives the pull up when a stall period receives too little.
 type watchedReader struct {
-	r     io.Reader
-	n     int64
-	bar   *progress.Bar
-	stall *time.Timer
-	every time.Duration
+	r    io.Reader
+	n    atomic.Int64
+	max  int64
+	bar  *progress.Bar
+	tick *time.Ticker
+	done chan struct{}
+}
+
+// watch checks every stall period that at least minProgress bytes came in
+// it, and cancels the pull when not.
+func (w *watchedReader) watch(stall time.Duration, minProgress int64, cancel context.CancelCauseFunc) {
+	w.tick, w.done = time.NewTicker(stall), make(chan struct{})
+	go func() {
+		last := int64(0)
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-w.tick.C:
+			}
+			n := w.n.Load()
+			if n-last < minProgress {
+				cancel(fmt.Errorf("the origin sent %d bytes in the last %s, less than the %d required", n-last, stall, minProgress))
+				return
+			}
+			last = n
+		}
+	}()
+}
+
+func (w *watchedReader) stop() {
+	w.tick.Stop()
+	close(w.done)
 }
 
 func (w *watchedReader) Read(p []byte) (int, error) {
+	if w.max > 0 {
+		left := w.max - w.n.Load()
+		if left <= 0 {
+			return 0, fmt.Errorf("%w: %d bytes", errTooMuch, w.max)
+		}
+		p = p[:min(int64(len(p)), left)]
+	}
 	n, err := w.r.Read(p)
 	if n > 0 {
-		w.n += int64(n)
+		w.n.Add(int64(n))
 		w.bar.Add(int64(n))
-		w.stall.Reset(w.every)
 	}
 	return n, err
 }

@@ -243,18 +243,18 @@ func TestPullRefusesBadTables(t *testing.T) {
 		url  string
 		want string
 	}{
-		"truncated table":     {staticOrigin(t, table[:len(table)/2], `"t"`).URL, "not a valid table"},
+		"truncated table":     {staticOrigin(t, table[:len(table)/2], `"t"`).URL, "(truncated)"},
 		"one bit wrong":       {staticOrigin(t, flipped, `"f"`).URL, "corrupt table"},
-		"an error page":       {staticOrigin(t, []byte("<html>gateway timeout</html>"), `"e"`).URL, "not a valid table"},
+		"an error page":       {staticOrigin(t, []byte("<html>gateway timeout</html>"), `"e"`).URL, "within the 64-byte header"},
 		"truncated zstd":      {staticOrigin(t, z[:len(z)/2], `"z"`).URL + "/us.lnpdb.zst", "unexpected EOF"},
 		"not zstd":            {staticOrigin(t, table, `"n"`).URL + "/us.lnpdb.zst", "magic number mismatch"},
 		"connection cut":      {cutShort.URL, "unexpected EOF"},
-		"stalled":             {stalls.URL, "nothing received for 300ms"},
+		"stalled":             {stalls.URL, "the origin sent 1000 bytes in the last 300ms, less than the 65536 required"},
 		"unknown encoding":    {staticOrigin(t, table, `"b"`, "Content-Encoding", "br").URL, `unsupported Content-Encoding "br"`},
 		"server error":        {failing.URL, "500 Internal Server Error: the bucket is gone"},
 		"not an http URL":     {"ftp://127.0.0.1/us.lnpdb", "want an http:// or https:// URL"},
 		"nobody listening":    {"http://127.0.0.1:1/us.lnpdb", "connection refused"},
-		"a page, not a table": {staticOrigin(t, []byte("{}"), `"j"`, "Content-Type", "application/json").URL, "not a valid table"},
+		"a page, not a table": {staticOrigin(t, []byte("{}"), `"j"`, "Content-Type", "application/json").URL, "within the 64-byte header"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
