@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/rrl"
@@ -154,7 +155,7 @@ func (d *dips) listen(flagName, list string, port int, withTCP bool, udp func(ne
 	var bound []string
 	for _, addr := range strings.Split(list, ",") {
 		addr = withPort(strings.TrimSpace(addr), port)
-		pc, err := net.ListenPacket("udp", addr)
+		pc, l, err := listenPair(addr, withTCP)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", flagName, err)
 		}
@@ -163,17 +164,34 @@ func (d *dips) listen(flagName, list string, port int, withTCP bool, udp func(ne
 		// SIP). The kernel caps this at net.core.rmem_max.
 		_ = pc.(*net.UDPConn).SetReadBuffer(udpBuffer)
 		d.serve(flagName, func() error { return udp(pc) })
-		addr = pc.LocalAddr().String() // port 0: TCP takes the port UDP got
-		bound = append(bound, addr)
-		if withTCP {
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				return "", fmt.Errorf("%s: %w", flagName, err)
-			}
+		bound = append(bound, pc.LocalAddr().String())
+		if l != nil {
 			d.serve(flagName, func() error { return tcp(l) })
 		}
 	}
 	return strings.Join(bound, ","), nil
+}
+
+// listenPair opens a UDP socket on addr and, with withTCP, a TCP listener
+// on the same port. Port 0 lets UDP pick the port and TCP take it; when a
+// TCP socket (a client's, say) already holds that port, the pair is opened
+// again on another.
+func listenPair(addr string, withTCP bool) (net.PacketConn, net.Listener, error) {
+	_, p, _ := net.SplitHostPort(addr)
+	for try := 0; ; try++ {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil || !withTCP {
+			return pc, nil, err
+		}
+		l, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, l, nil
+		}
+		pc.Close()
+		if p != "0" || !errors.Is(err, syscall.EADDRINUSE) || try == 20 {
+			return nil, nil, err
+		}
+	}
 }
 
 func (d *dips) serve(flagName string, serve func() error) {

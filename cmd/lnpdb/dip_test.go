@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sipredirect"
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +105,36 @@ func TestWithPort(t *testing.T) {
 	ps, err := parsePrefixes("10.0.0.0/8, 192.0.2.7,::1")
 	require.NoError(t, err)
 	assert.Equal(t, "[10.0.0.0/8 192.0.2.7/32 ::1/128]", fmt.Sprint(ps))
+}
+
+// TestListenPortZeroCollision: with port 0 the UDP socket picks the port
+// and TCP takes the same one, which a TCP socket may already hold; the
+// pair is then opened on another port, never failing serve. 2,000 TCP
+// listeners hold ports, so that among 200 pairs some UDP picks collide.
+func TestListenPortZeroCollision(t *testing.T) {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range 2000 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Skipf("holding ports: %v", err)
+		}
+		held = append(held, l)
+	}
+	d := &dips{errc: make(chan error, 16)}
+	closed := func(c io.Closer) error { c.Close(); return sipredirect.ErrServerClosed }
+	for i := range 200 {
+		_, err := d.listen("--sip", "127.0.0.1:0", 5060, true,
+			func(pc net.PacketConn) error { return closed(pc) }, func(l net.Listener) error { return closed(l) })
+		require.NoError(t, err, "pair %d", i)
+	}
+	select {
+	case err := <-d.errc:
+		t.Fatal(err)
+	default:
+	}
 }
