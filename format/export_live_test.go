@@ -35,3 +35,6 @@ func (db *DB) BlockOffsets(tn uint64) (word, entry int64, nentry, nthou uint32) 
 	}
 	return word, entry, bi.nentry, bi.nthou
 }
+
+// SetFS makes w create its files (spill files, the table) through fs.
+func (w *Writer) SetFS(fs vfs.FS) { w.setFS(fs) }

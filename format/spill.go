@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"unsafe"
+
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
 // Bounded memory. A Writer keeps per-number rows in memory (partition.go)
@@ -20,7 +21,9 @@ import (
 // the budget of rows, plus a few NPAs being hashed (an NPA has at most 10^7
 // numbers), whatever the number of rows in the source.
 //
-// Spill files live in the directory SetMemory names.
+// Spill files live in the directory SetMemory names, created, written and
+// removed through the Writer's vfs.FS like every other file format writes
+// (so that the fault tests fail them too).
 // Each is unlinked as soon as it is created where the system allows it, so
 // that no exit, not even a crash, leaves one behind; where it does not, it
 // is removed when the Writer is closed.
@@ -86,20 +89,21 @@ type extent struct {
 
 // spillFile holds one collection's spilled rows.
 type spillFile struct {
-	f    *os.File
+	fs   vfs.FS
+	f    vfs.File
 	name string // set while the file still has to be removed
 	bw   *bufio.Writer
 	off  int64
 	ext  [partitions][]extent
 }
 
-func newSpillFile(dir string) (*spillFile, error) {
-	f, err := os.CreateTemp(dir, ".lnpdb-spill-*")
+func newSpillFile(fs vfs.FS, dir string) (*spillFile, error) {
+	f, err := fs.CreateTemp(dir, ".lnpdb-spill-*")
 	if err != nil {
 		return nil, fmt.Errorf("format: spill file: %w", err)
 	}
-	s := &spillFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
-	if os.Remove(f.Name()) != nil {
+	s := &spillFile{fs: fs, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	if fs.Remove(f.Name()) != nil {
 		s.name = f.Name()
 	}
 	return s, nil
@@ -110,7 +114,10 @@ func (s *spillFile) finish() error {
 	if s == nil {
 		return nil
 	}
-	return s.bw.Flush()
+	if err := s.bw.Flush(); err != nil {
+		return fmt.Errorf("format: spill file: %w", err)
+	}
+	return nil
 }
 
 func (s *spillFile) close() {
@@ -119,14 +126,14 @@ func (s *spillFile) close() {
 	}
 	s.f.Close()
 	if s.name != "" {
-		os.Remove(s.name)
+		s.fs.Remove(s.name)
 	}
 }
 
 // spiller is a collection as a Writer's budget sees it.
 type spiller interface {
 	heldBytes() int64
-	spillAll(dir string) (int, error)
+	spillAll(fs vfs.FS, dir string) (int, error)
 	finishSpill() error
 	closeSpill()
 }
@@ -144,12 +151,12 @@ func (p *partitioned[T]) closeSpill() {
 
 // spillAll appends every row in memory to the spill file, releases them
 // and returns how many there were.
-func (p *partitioned[T]) spillAll(dir string) (int, error) {
+func (p *partitioned[T]) spillAll(fs vfs.FS, dir string) (int, error) {
 	if p.mem == 0 {
 		return 0, nil
 	}
 	if p.spill == nil {
-		s, err := newSpillFile(dir)
+		s, err := newSpillFile(fs, dir)
 		if err != nil {
 			return 0, err
 		}
@@ -221,6 +228,7 @@ func readExtents[T any](s *spillFile, c *rowCodec[T], ext []extent, out []entry[
 // budget decides when a Writer's collections spill.
 type budget struct {
 	limit   int64 // bytes of rows in memory; 0 never spills
+	fs      vfs.FS
 	dir     string
 	held    int64
 	all     []spiller
@@ -240,7 +248,7 @@ func (g *budget) check() error {
 		if big == nil {
 			return nil
 		}
-		n, err := big.spillAll(g.dir)
+		n, err := big.spillAll(g.fs, g.dir)
 		if err != nil {
 			return err
 		}

@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,4 +191,55 @@ func TestPerNumberErrorsInFileOrder(t *testing.T) {
 	delete(src, "ported.csv")
 	_, err := build.Build(context.Background(), src, filepath.Join(t.TempDir(), "t.lnpdb"), build.Options{})
 	require.ErrorContains(t, err, "messaging.csv:4: column tn: 12025570002 is in no assigned code", "without ported data, messaging's error is the first")
+}
+
+// A spill file the disk refuses — its creation failing with EIO, or its
+// writes with ENOSPC — fails the build with an error that names the spill
+// file and the cause, and leaves no table, no temporary file and no spill
+// file behind.
+func TestSpillFileFaults(t *testing.T) {
+	for _, tc := range []struct {
+		op  vfs.Op
+		err error
+	}{{vfs.OpCreate, syscall.EIO}, {vfs.OpWrite, syscall.ENOSPC}} {
+		t.Run(tc.op.String(), func(t *testing.T) {
+			dir, spillDir := t.TempDir(), t.TempDir()
+			path := filepath.Join(dir, "t.lnpdb")
+			failed := 0
+			fs := vfs.NewFaulty(vfs.Default, func(op vfs.Op, name string) error {
+				if op == tc.op && (name == spillDir || strings.Contains(name, ".lnpdb-spill-")) {
+					failed++
+					return tc.err
+				}
+				return nil
+			})
+			w := format.NewWriter()
+			defer w.Close()
+			w.SetFS(fs)
+			w.SetMemory(64<<10, 64<<10, spillDir)
+			c, _ := w.AddCarrier(format.Carrier{OCN: "2002", Name: "Capital Wireless", Type: "WIRELESS"})
+			rc := w.AddRateCenter(format.RateCenter{State: "DC", Name: "WASHINGTON", TimeZone: "America/New_York", UTCOffset: "-0500"})
+			require.True(t, w.AddBlock(202, 555, -1, format.BlockRow{Carrier: c, RateCenter: rc}))
+			var err error
+			for i := range 10000 {
+				if err = w.AddPorted(2025550000+uint64(i), i+1, 2025569000, c, 1552575766); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				_, err = w.WriteFile(context.Background(), path, format.WriteOptions{})
+			}
+			require.Error(t, err, "the build fails")
+			require.Positive(t, failed, "the fault was injected into a spill file")
+			assert.ErrorIs(t, err, tc.err)
+			assert.Contains(t, err.Error(), "spill file")
+			t.Logf("%s: %v", tc.op, err)
+			for _, d := range []string{dir, spillDir} {
+				ents, err := os.ReadDir(d)
+				require.NoError(t, err)
+				assert.Empty(t, ents, "nothing left in %s", d)
+			}
+			assert.Empty(t, spillFDs(t), "no spill file left open")
+		})
+	}
 }

@@ -52,6 +52,8 @@ type Writer struct {
 	// Ported rows and the other sides' rows each have a budget, so that
 	// the two sides never touch each other's (spill.go).
 	portedSpill, otherSpill budget
+
+	fs vfs.FS // every file the Writer creates: spill files and the table
 }
 
 // NewWriter returns an empty Writer that holds every row in memory.
@@ -67,6 +69,7 @@ func NewWriter() *Writer {
 	w.messaging.codec, w.messaging.held = messagingCodec, &w.otherSpill.held
 	w.cnam.codec, w.cnam.held = cnamCodec, &w.otherSpill.held
 	w.trust.codec, w.trust.held = trustCodec, &w.otherSpill.held
+	w.setFS(vfs.Default)
 	w.portedSpill.all = []spiller{&w.ported}
 	w.otherSpill.all = []spiller{&w.messaging, &w.cnam, &w.trust}
 	return w
@@ -236,8 +239,13 @@ type WriteOptions struct {
 func (w *Writer) WriteFile(ctx context.Context, path string, opt WriteOptions) (Counts, error) {
 	// Leftovers of a write of path that was killed: no one else writes
 	// them (their lock is gone), and each can be as large as the table.
-	atomicfile.RemoveStale(vfs.Default, path)
-	return w.writeTable(ctx, vfs.Default, path, opt)
+	atomicfile.RemoveStale(w.fs, path)
+	return w.writeTable(ctx, w.fs, path, opt)
+}
+
+// setFS makes the Writer create its files through fs.
+func (w *Writer) setFS(fs vfs.FS) {
+	w.fs, w.portedSpill.fs, w.otherSpill.fs = fs, fs, fs
 }
 
 // writeTable writes, verifies and renames the table into place through
