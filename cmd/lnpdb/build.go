@@ -48,10 +48,12 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "wrote\t%s\n", *out)
-	for _, f := range []string{"carriers.csv", "ratecenters.csv", "blocks.csv", "ported.csv", "ported.npac", "messaging.csv", "cnam.csv", "trust.csv"} {
-		if n, ok := rep.Rows[f]; ok {
-			fmt.Fprintf(w, "%s\t%d rows\n", f, n)
+	for _, f := range rep.Files {
+		fmt.Fprintf(w, "%s\t%s: %d read, %d skipped", f.Name, f.Kind, f.Read, f.Skipped)
+		if f.Note != "" {
+			fmt.Fprintf(w, " (%s)", f.Note)
 		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "skipped\t%d rows\n", rep.Skipped)
 	for _, s := range rep.SkippedSample {

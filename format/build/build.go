@@ -1,5 +1,6 @@
-// Package build reads a source directory (the CSV files of docs/DATA.md,
-// or NPAC bulk data for ported numbers) and writes a table with
+// Package build reads a source directory (the CSV files of docs/DATA.md
+// and the NPAC bulk data download files, each plain, .gz or .zst) and
+// writes a table with
 // format.Writer. It owns what reading takes: matching rows across files,
 // counting or refusing bad rows, progress on a terminal, and the memory
 // budget of per-number rows. It must not reach into the file's layout:
@@ -14,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,6 +53,7 @@ type Options struct {
 
 // Report says what a build read and wrote.
 type Report struct {
+	Files         []FileReport   // every file of the source directory, by name
 	Rows          map[string]int // good rows read, by file name
 	Skipped       int            // bad rows skipped (SkipBadRows)
 	SkippedSample []string       // the first few skipped rows' errors
@@ -58,6 +61,9 @@ type Report struct {
 	Counts        format.Counts
 	FileSize      int64
 	Duration      time.Duration
+
+	skippedBy map[string]int    // skipped records by file
+	notes     map[string]string // by file: why records were not used
 }
 
 // BytesPerPorted is the file size divided by the number of ported numbers.
@@ -81,11 +87,16 @@ const DefaultMaxMemory = 512 << 20
 // and an existing out untouched.
 func Build(ctx context.Context, src fs.FS, out string, opt Options) (*Report, error) {
 	start := time.Now()
-	b := &builder{ctx: ctx, src: src, opt: opt, report: &Report{Rows: map[string]int{}}, w: format.NewWriter(), rcIdx: map[string]uint32{}}
+	files, err := catalog(src)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{ctx: ctx, src: src, opt: opt, report: newReport(), w: format.NewWriter(), rcIdx: map[string]uint32{}, files: files}
 	defer b.w.Close()
 	if err := b.read(out); err != nil {
 		return nil, err
 	}
+	b.fileReports()
 	builtAt := opt.BuiltAt
 	if builtAt.IsZero() {
 		builtAt = time.Now()
@@ -113,17 +124,80 @@ type builder struct {
 	report *Report
 	w      *format.Writer
 
-	rcIdx      map[string]uint32 // rcKey → rate center index
-	portedFile string            // ported.csv or ported.npac, for error messages
+	rcIdx map[string]uint32 // rcKey → rate center index
+	files []sourceFile
+
+	// portedFiles are the files ported numbers were read from, in order;
+	// a row's line is passed to the writer as base+line, so that a number
+	// listed twice across them names both files.
+	portedFiles []portedFile
+	pool        map[uint32]*poolEntry // NPA-NXX-X → its number pool block record
 }
 
-// duplicate reports a number listed twice in one per-number file.
+type portedFile struct {
+	name string
+	base int
+}
+
+func newReport() *Report {
+	return &Report{Rows: map[string]int{}, skippedBy: map[string]int{}, notes: map[string]string{}}
+}
+
+// named returns the files of the given kinds, in name order.
+func (b *builder) named(kinds ...Kind) []sourceFile {
+	var out []sourceFile
+	for _, f := range b.files {
+		for _, k := range kinds {
+			if f.kind == k {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// one returns the lnpdb file of a kind: its name as found, or "" if absent.
+func (b *builder) one(k Kind) string {
+	if fs := b.named(k); len(fs) > 0 {
+		return fs[0].name
+	}
+	return ""
+}
+
+// fileReports fills Report.Files from the counts the reading kept.
+func (b *builder) fileReports() {
+	for _, f := range b.files {
+		note := b.report.notes[f.name]
+		if f.kind == KindUnknown && note == "" {
+			note = "not an lnpdb file name nor an NPAC bulk data record shape; not read"
+		}
+		b.report.Files = append(b.report.Files, FileReport{Name: f.name, Kind: f.kind,
+			Read: b.report.Rows[f.name], Skipped: b.report.skippedBy[f.name], Note: note})
+	}
+}
+
+// duplicate reports a number listed twice in the per-number files.
 func (b *builder) duplicate(f format.Fields, tn uint64, line, first int) error {
-	file := map[format.Fields]string{
-		format.FieldPorted: b.portedFile, format.FieldMessaging: "messaging.csv",
-		format.FieldCNAM: "cnam.csv", format.FieldTrust: "trust.csv",
-	}[f]
-	return b.rowErr(file, line, "tn", "%s listed twice (first on line %d)", nanp.Number(tn), first)
+	if f == format.FieldPorted {
+		file, l := b.portedAt(line)
+		firstFile, fl := b.portedAt(first)
+		if firstFile != file {
+			return b.rowErr(file, l, "tn", "%s listed twice (first in %s on line %d)", nanp.Number(tn), firstFile, fl)
+		}
+		return b.rowErr(file, l, "tn", "%s listed twice (first on line %d)", nanp.Number(tn), fl)
+	}
+	file := map[format.Fields]Kind{format.FieldMessaging: KindMessaging, format.FieldCNAM: KindCNAM, format.FieldTrust: KindTrust}[f]
+	return b.rowErr(b.one(file), line, "tn", "%s listed twice (first on line %d)", nanp.Number(tn), first)
+}
+
+// portedAt maps a line passed to the writer back to its file and line.
+func (b *builder) portedAt(line int) (string, int) {
+	for i := len(b.portedFiles) - 1; i >= 0; i-- {
+		if p := b.portedFiles[i]; line > p.base {
+			return p.name, line - p.base
+		}
+	}
+	return "", line
 }
 
 // rowErr handles a row error found by the builder itself (a cross-reference
@@ -139,8 +213,17 @@ func (b *builder) rowErr(file string, line int, column, format string, args ...a
 
 func (b *builder) skip(e *source.RowError) {
 	b.report.Skipped++
+	b.report.skippedBy[e.File]++
 	if len(b.report.SkippedSample) < maxSkippedSample {
 		b.report.SkippedSample = append(b.report.SkippedSample, e.Error())
+	}
+}
+
+// ruleSkip counts a record a rule leaves out (not an error): note says why.
+func (b *builder) ruleSkip(file, note string) {
+	b.report.skippedBy[file]++
+	if _, ok := b.report.notes[file]; !ok {
+		b.report.notes[file] = note
 	}
 }
 
@@ -165,7 +248,23 @@ func (b *builder) open(name string, required bool) (fs.File, *progress.Bar, io.R
 		size = st.Size()
 	}
 	bar := progress.New(b.opt.Progress, name, size)
-	return f, bar, &countingReader{r: f, bar: bar, ctx: b.ctx}, nil
+	r, closeZ, err := decompress(name, &countingReader{r: f, bar: bar, ctx: b.ctx})
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
+	return closer{f, closeZ}, bar, r, nil
+}
+
+// closer closes a source file and its decompressor.
+type closer struct {
+	fs.File
+	closeZ func()
+}
+
+func (c closer) Close() error {
+	c.closeZ()
+	return c.File.Close()
 }
 
 // countingReader feeds progress and notices cancellation between reads.
@@ -216,7 +315,7 @@ func (b *builder) readPerNumber(out string) error {
 	parent := b.ctx
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	side := &builder{ctx: ctx, src: b.src, opt: b.opt, report: &Report{Rows: map[string]int{}}, w: b.w}
+	side := &builder{ctx: ctx, src: b.src, opt: b.opt, report: newReport(), w: b.w, files: b.files}
 	side.opt.Progress = nil
 	b.ctx = ctx
 	defer func() { b.ctx = parent }()
@@ -242,6 +341,9 @@ func (b *builder) readPerNumber(out string) error {
 		b.report.Rows[f] += n
 	}
 	b.report.Skipped += side.report.Skipped
+	for f, n := range side.report.skippedBy {
+		b.report.skippedBy[f] += n
+	}
 	for _, e := range side.report.SkippedSample {
 		if len(b.report.SkippedSample) < maxSkippedSample {
 			b.report.SkippedSample = append(b.report.SkippedSample, e)
@@ -272,42 +374,92 @@ func (b *builder) setMemory(out string) {
 		return
 	}
 	var portedSize, sideSize int64
-	for _, name := range []string{"ported.csv", "ported.npac"} {
-		portedSize += fileSize(b.src, name)
+	for _, f := range b.named(KindPorted, KindPortedNPAC, KindSV) {
+		portedSize += f.size
 	}
-	for _, name := range []string{"messaging.csv", "cnam.csv", "trust.csv"} {
-		sideSize += fileSize(b.src, name)
+	for _, f := range b.named(KindMessaging, KindCNAM, KindTrust) {
+		sideSize += f.size
 	}
 	share := float64(portedSize) / float64(max(1, portedSize+sideSize))
 	ported := max(1, int64(float64(limit)*share))
 	b.w.SetMemory(ported, max(1, limit-ported), dir)
 }
 
-func fileSize(fsys fs.FS, name string) int64 {
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return 0
+// required returns the name of a required lnpdb file as found, or an error
+// naming it.
+func (b *builder) required(k Kind, name string) (string, error) {
+	if f := b.one(k); f != "" {
+		return f, nil
 	}
-	return st.Size()
+	return "", fmt.Errorf("format: required source file %s is missing", name)
 }
 
+// readCarriers reads carriers.csv and the NPAC SPID files: one of the two
+// is required. A SPID carriers.csv already has keeps carriers.csv's row.
 func (b *builder) readCarriers() error {
-	const file = "carriers.csv"
-	return b.readFile(file, true, func(r io.Reader) error {
-		return source.ReadCarriers(r, file, b.srcOpts(), func(c *source.Carrier) error {
-			if _, added := b.w.AddCarrier(format.Carrier{OCN: c.OCN, Name: c.Name, Type: c.Type, MessagingProvider: c.MessagingProvider, MessagingEnabled: c.MessagingEnabled}); !added {
-				return b.rowErr(file, c.Line, "ocn", "OCN %s listed twice", c.OCN)
-			}
-			b.report.Rows[file]++
-			return nil
+	spids := b.named(KindSPID)
+	file := b.one(KindCarriers)
+	if file == "" && len(spids) == 0 {
+		return fmt.Errorf("format: required source file carriers.csv is missing (nor is there an NPAC SPID file)")
+	}
+	if file != "" {
+		err := b.readFile(file, true, func(r io.Reader) error {
+			return source.ReadCarriers(r, file, b.srcOpts(), func(c *source.Carrier) error {
+				if _, added := b.w.AddCarrier(format.Carrier{OCN: c.OCN, Name: c.Name, Type: c.Type, MessagingProvider: c.MessagingProvider, MessagingEnabled: c.MessagingEnabled}); !added {
+					return b.rowErr(file, c.Line, "ocn", "OCN %s listed twice", c.OCN)
+				}
+				b.report.Rows[file]++
+				return nil
+			})
 		})
-	})
+		if err != nil {
+			return err
+		}
+	}
+	for _, f := range spids {
+		err := b.readFile(f.name, true, func(r io.Reader) error {
+			return source.ReadServiceProviders(r, f.name, b.srcOpts(), func(sp *source.ServiceProvider) error {
+				if _, ok := b.w.Carrier(sp.SPID); ok {
+					b.ruleSkip(f.name, "a SPID already named by carriers.csv or an earlier SPID file keeps that row")
+					return nil
+				}
+				b.w.AddCarrier(format.Carrier{OCN: sp.SPID, Name: sp.Name, Type: CarrierType(sp.Type)})
+				b.report.Rows[f.name]++
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CarrierType is the carriers.csv carrier_type an NPAC service provider
+// type stands for: wireline → LEC (landline), wireless → WIRELESS
+// (mobile), class 1 interconnected VoIP → VOIP; non-carrier, a reserved
+// type and none have no line type (docs/DATA.md).
+func CarrierType(t source.SPType) string {
+	switch t {
+	case source.SPTypeWireline:
+		return "LEC"
+	case source.SPTypeWireless:
+		return "WIRELESS"
+	case source.SPTypeClass1InterconnectedVoIP:
+		return "VOIP"
+	case source.SPTypeNonCarrier:
+		return "NONCARRIER"
+	}
+	return ""
 }
 
 func rcKey(state, name string) string { return state + "\x00" + strings.ToUpper(name) }
 
 func (b *builder) readRateCenters() error {
-	const file = "ratecenters.csv"
+	file, err := b.required(KindRateCenters, "ratecenters.csv")
+	if err != nil {
+		return err
+	}
 	return b.readFile(file, true, func(r io.Reader) error {
 		return source.ReadRateCenters(r, file, b.srcOpts(), func(rc *source.RateCenter) error {
 			k := rcKey(rc.State, rc.Name)
@@ -342,10 +494,64 @@ func standardOffset(zone string) (string, error) {
 	return fmt.Sprintf("%c%02d%02d", sign, off/3600, off%3600/60), nil
 }
 
+// poolEntry is a number pool block record, waiting for its block.
+type poolEntry struct {
+	file, spid  string
+	line        int
+	lrn         uint64
+	activatedAt int64
+	used        bool
+}
+
+// readPoolBlocks reads the NPAC number pool block files into b.pool.
+func (b *builder) readPoolBlocks() error {
+	b.pool = map[uint32]*poolEntry{}
+	for _, f := range b.named(KindPoolBlocks) {
+		err := b.readFile(f.name, true, func(r io.Reader) error {
+			return source.ReadPoolBlocks(r, f.name, b.srcOpts(), func(p *source.PoolBlock) error {
+				if p.Reason == source.ReasonDelete {
+					b.ruleSkip(f.name, "a deleted block (download reason delete) is not routed")
+					return nil
+				}
+				if _, ok := b.w.Carrier(p.SPID); !ok {
+					return b.rowErr(f.name, p.Line, "spid", "unknown SPID %s (not in carriers.csv)", p.SPID)
+				}
+				k := uint32(p.NPA*10000 + p.NXX*10 + p.X)
+				if first, dup := b.pool[k]; dup {
+					return b.rowErr(f.name, p.Line, "npa_nxx_x", "thousands-block %03d-%03d-%d listed twice (first in %s on line %d)", p.NPA, p.NXX, p.X, first.file, first.line)
+				}
+				b.pool[k] = &poolEntry{file: f.name, spid: p.SPID, line: p.Line, lrn: uint64(p.LRN), activatedAt: p.ActivatedAt}
+				b.report.Rows[f.name]++
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readBlocks reads blocks.csv. A thousands-block with a number pool block
+// record takes its LRN and activation from the NPAC record (the routing
+// the NPAC broadcasts), whatever blocks.csv's lrn column says; a pool block
+// record with no thousands-block row is an error, as the row gives the
+// block its holder and rate center.
 func (b *builder) readBlocks() error {
-	const file = "blocks.csv"
-	return b.readFile(file, true, func(r io.Reader) error {
+	if err := b.readPoolBlocks(); err != nil {
+		return err
+	}
+	file, err := b.required(KindBlocks, "blocks.csv")
+	if err != nil {
+		return err
+	}
+	err = b.readFile(file, true, func(r io.Reader) error {
 		return source.ReadBlocks(r, file, b.srcOpts(), func(blk *source.Block) error {
+			if blk.X >= 0 {
+				if p := b.pool[uint32(blk.NPA*10000+blk.NXX*10+blk.X)]; p != nil {
+					blk.LRN, blk.ActivatedAt, p.used = nanp.Number(p.lrn), p.activatedAt, true
+				}
+			}
 			ci, ok := b.w.Carrier(blk.OCN)
 			if !ok {
 				return b.rowErr(file, blk.Line, "ocn", "unknown OCN %s (not in carriers.csv)", blk.OCN)
@@ -365,6 +571,55 @@ func (b *builder) readBlocks() error {
 			return nil
 		})
 	})
+	if err != nil {
+		return err
+	}
+	var unused []*poolEntry
+	for _, p := range b.pool {
+		if !p.used {
+			unused = append(unused, p)
+		}
+	}
+	sort.Slice(unused, func(i, j int) bool {
+		return unused[i].file < unused[j].file || unused[i].file == unused[j].file && unused[i].line < unused[j].line
+	})
+	for _, p := range unused {
+		if err := b.rowErr(p.file, p.line, "npa_nxx_x", "no thousands-block row for it in %s (which gives its holder and rate center)", file); err != nil {
+			return err
+		}
+	}
+	return b.readNetwork()
+}
+
+// readNetwork checks the NPAC network data files (LRN, NPA-NXX,
+// NPA-NXX-X): their SPIDs must be known. They do not change an answer:
+// codes and blocks come from blocks.csv, routing from subscription
+// versions and pool blocks.
+func (b *builder) readNetwork() error {
+	for _, f := range b.named(KindLRN, KindNPANXX, KindNPANXXX) {
+		spid := func(line int, id string) error {
+			if _, ok := b.w.Carrier(id); !ok {
+				return b.rowErr(f.name, line, "spid", "unknown SPID %s (not in carriers.csv)", id)
+			}
+			b.report.Rows[f.name]++
+			return nil
+		}
+		b.report.notes[f.name] = "checked (SPIDs known); network data does not change an answer"
+		err := b.readFile(f.name, true, func(r io.Reader) error {
+			if f.kind == KindLRN {
+				return source.ReadNetworkLRNs(r, f.name, b.srcOpts(), func(l *source.NetworkLRN) error { return spid(l.Line, l.SPID) })
+			}
+			read := source.ReadNetworkNPANXX
+			if f.kind == KindNPANXXX {
+				read = source.ReadNetworkNPANXXX
+			}
+			return read(r, f.name, b.srcOpts(), func(c *source.NetworkCode) error { return spid(c.Line, c.SPID) })
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // perNumber adds a per-number row with add and counts it, unless its
@@ -380,18 +635,18 @@ func (b *builder) perNumber(file string, line int, tn nanp.Number, add func() er
 	return err
 }
 
+// readPorted reads the ported numbers: ported.csv or ported.npac (one of
+// the two) and the NPAC subscription version files, all of them. A number
+// listed twice, in one file or across them, is an error.
 func (b *builder) readPorted() error {
-	csvName, npacName := "ported.csv", "ported.npac"
-	hasCSV, hasNPAC := exists(b.src, csvName), exists(b.src, npacName)
-	if hasCSV && hasNPAC {
+	csvName, npacName := b.one(KindPorted), b.one(KindPortedNPAC)
+	if csvName != "" && npacName != "" {
 		return fmt.Errorf("format: both %s and %s are present; keep one", csvName, npacName)
 	}
-	file := csvName
-	if hasNPAC {
-		file = npacName
+	file, npac := csvName, false
+	if npacName != "" {
+		file, npac = npacName, true
 	}
-	npac := hasNPAC
-	b.portedFile = file
 	switch b.opt.PortedFormat {
 	case "":
 	case "csv":
@@ -401,30 +656,66 @@ func (b *builder) readPorted() error {
 	default:
 		return fmt.Errorf("format: unknown ported format %q (want csv or npac)", b.opt.PortedFormat)
 	}
-	read := source.ReadPorted
-	if npac {
-		read = source.ReadPortedNPAC
-	}
-	return b.readFile(file, false, func(r io.Reader) error {
-		return read(r, file, b.srcOpts(), func(p *source.Ported) error {
-			ci, ok := b.w.Carrier(p.SPID)
-			if !ok {
-				return b.rowErr(file, p.Line, "spid", "unknown SPID %s (not in carriers.csv)", p.SPID)
-			}
-			return b.perNumber(file, p.Line, p.TN, func() error {
-				return b.w.AddPorted(uint64(p.TN), p.Line, uint64(p.LRN), ci, p.ActivatedAt)
+	base := 0
+	if file != "" {
+		read := source.ReadPorted
+		if npac {
+			read = source.ReadPortedNPAC
+		}
+		last := 0
+		b.portedFiles = append(b.portedFiles, portedFile{file, base})
+		err := b.readFile(file, false, func(r io.Reader) error {
+			return read(r, file, b.srcOpts(), func(p *source.Ported) error {
+				last = p.Line
+				return b.addPorted(file, p.Line, base, p.TN, p.LRN, p.SPID, p.ActivatedAt)
 			})
 		})
+		if err != nil {
+			return err
+		}
+		base += last
+	}
+	for _, f := range b.named(KindSV) {
+		last := 0
+		fbase := base
+		b.portedFiles = append(b.portedFiles, portedFile{f.name, fbase})
+		err := b.readFile(f.name, true, func(r io.Reader) error {
+			return source.ReadSubscriptionVersions(r, f.name, b.srcOpts(), func(v *source.SV) error {
+				last = v.Line
+				switch {
+				case v.Reason == source.ReasonDelete:
+					b.ruleSkip(f.name, "a deleted subscription version (download reason delete) is not ported")
+					return nil
+				case v.LNPType == source.LNPTypePool:
+					b.ruleSkip(f.name, "a pooled number's version (LNP type pool) is answered by its block")
+					return nil
+				}
+				return b.addPorted(f.name, v.Line, fbase, v.TN, v.LRN, v.SPID, v.ActivatedAt)
+			})
+		})
+		if err != nil {
+			return err
+		}
+		base += last
+	}
+	return nil
+}
+
+func (b *builder) addPorted(file string, line, base int, tn, lrn nanp.Number, spid string, at int64) error {
+	ci, ok := b.w.Carrier(spid)
+	if !ok {
+		return b.rowErr(file, line, "spid", "unknown SPID %s (not in carriers.csv)", spid)
+	}
+	return b.perNumber(file, line, tn, func() error {
+		return b.w.AddPorted(uint64(tn), base+line, uint64(lrn), ci, at)
 	})
 }
 
-func exists(fsys fs.FS, name string) bool {
-	_, err := fs.Stat(fsys, name)
-	return err == nil
-}
-
 func (b *builder) readMessaging() error {
-	const file = "messaging.csv"
+	file := b.one(KindMessaging)
+	if file == "" {
+		return nil
+	}
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadMessaging(r, file, b.srcOpts(), func(m *source.Messaging) error {
 			return b.perNumber(file, m.Line, m.TN, func() error {
@@ -437,7 +728,10 @@ func (b *builder) readMessaging() error {
 }
 
 func (b *builder) readCNAM() error {
-	const file = "cnam.csv"
+	file := b.one(KindCNAM)
+	if file == "" {
+		return nil
+	}
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadCNAM(r, file, b.srcOpts(), func(c *source.CNAM) error {
 			return b.perNumber(file, c.Line, c.TN, func() error { return b.w.AddCNAM(uint64(c.TN), c.Line, c.Name) })
@@ -448,7 +742,10 @@ func (b *builder) readCNAM() error {
 // readTrust reads trust.csv; internal/ingest/source has checked each row's spam
 // type (one of format.SpamTypes) and dates.
 func (b *builder) readTrust() error {
-	const file = "trust.csv"
+	file := b.one(KindTrust)
+	if file == "" {
+		return nil
+	}
 	return b.readFile(file, false, func(r io.Reader) error {
 		return source.ReadTrust(r, file, b.srcOpts(), func(t *source.Trust) error {
 			return b.perNumber(file, t.Line, t.TN, func() error {

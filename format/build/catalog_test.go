@@ -1,0 +1,39 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSniffExamples: every example file of testdata/npac is recognised as
+// its kind, from its first record alone.
+func TestSniffExamples(t *testing.T) {
+	for name, want := range map[string]Kind{
+		"active.sv.txt": KindSV, "latest.sv.txt": KindSV, "figure-e1.sv.txt": KindSV,
+		"active.nbp.txt": KindPoolBlocks, "spid.txt": KindSPID, "lrn.txt": KindLRN,
+		"npanxx.txt": KindNPANXX, "npanxxx.txt": KindNPANXXX, "active.sv.golden.json": KindUnknown,
+	} {
+		k, err := sniff(os.DirFS("../../testdata/npac"), name)
+		require.NoError(t, err)
+		assert.Equal(t, want, k, name)
+	}
+	assert.Equal(t, KindUnknown, sniffRecord([]byte("tn,lrn,spid,activated_at")))
+}
+
+func FuzzSniffRecord(f *testing.F) {
+	for _, name := range []string{"active.sv.txt", "active.nbp.txt", "spid.txt", "lrn.txt", "npanxx.txt", "npanxxx.txt"} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/npac", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Add([]byte("|"))
+	f.Add([]byte("1|303-555-1|3035550000|AB1C|"))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		k := sniffRecord(rec)
+		require.NotEmpty(t, k)
+	})
+}
