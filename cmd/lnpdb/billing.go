@@ -149,6 +149,9 @@ type paymentError struct {
 func (p paymentError) Error() string { return p.e.Error() }
 func (p paymentError) Unwrap() error { return httpapi.ErrInsufficientBalance }
 func (p paymentError) Details() string {
+	if p.e.Leased > 0 {
+		return fmt.Sprintf("This lookup costs $%s; the wallet holds $%s, of which $%s is held by other servers' leases and has been asked back; retry in a second. This month's %d free lookups are used.", p.e.Price, p.e.Balance, p.e.Leased, billing.FreeTier)
+	}
 	return fmt.Sprintf("This lookup costs $%s; the wallet holds $%s and this month's %d free lookups are used. Top up the account's wallet.", p.e.Price, p.e.Balance, billing.FreeTier)
 }
 

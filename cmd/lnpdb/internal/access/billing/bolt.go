@@ -451,6 +451,9 @@ func (s *BoltStore) Sync(_ context.Context, now time.Time, ttl time.Duration, re
 					return err
 				}
 			}
+			if st.othersLeased, err = s.otherLeases(lb, req, &st); err != nil {
+				return err
+			}
 			p, err := s.prices(tx, a.ID)
 			if err != nil {
 				return err
@@ -460,6 +463,38 @@ func (s *BoltStore) Sync(_ context.Context, now time.Time, ttl time.Duration, re
 		return nil
 	})
 	return out, err
+}
+
+// otherLeases recalls, when req asks, the other leases of req's account,
+// and returns the credit they hold.
+func (s *BoltStore) otherLeases(lb *bolt.Bucket, req *LeaseSync, st *syncState) (Micros, error) {
+	own := int64(0)
+	if l := st.lease; l != nil && !st.deleted {
+		own = l.ID
+	}
+	var held Micros
+	var recalled []leaseRow
+	err := lb.ForEach(func(_, v []byte) error {
+		var l leaseRow
+		if err := json.Unmarshal(v, &l); err != nil {
+			return err
+		}
+		if l.Account != req.Account || l.ID == own {
+			return nil
+		}
+		held += l.Credit
+		if req.Recall && l.Credit > 0 && !l.Recall {
+			l.Recall = true
+			recalled = append(recalled, l)
+		}
+		return nil
+	})
+	for i := range recalled {
+		if err == nil {
+			err = put(lb, leaseKey(recalled[i].ID), &recalled[i])
+		}
+	}
+	return held, err
 }
 
 func addUsage(b *bolt.Bucket, rows []UsageRow) error {

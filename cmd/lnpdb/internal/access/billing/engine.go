@@ -64,6 +64,8 @@ type Engine struct {
 	syncs, syncErrs, lookup atomic.Int64
 	undelivered             atomic.Int64 // lookups paid for, not delivered, refunded
 	storeTimeouts           atomic.Int64 // store calls of requests past StoreTimeout
+	recallsAsked            atomic.Int64 // syncs recalling other processes' leases
+	recallsAnswered         atomic.Int64 // leases of this process handed back when recalled
 }
 
 type keyEntry struct {
@@ -89,9 +91,13 @@ type acctState struct {
 	month    string // of the lease's free lookups
 	deadline time.Time
 	balance  Micros // the store's balance outside leases, at the last sync
-	freeLeft int64  // the month's free lookups left in the store, at the last sync
-	pendC    Micros // spent since the last sync
-	pendF    int64
+	others   Micros // what other processes' leases held, at the last sync
+	// recalled: another process asked this lease back; recall: this one
+	// asks the others back at its next sync
+	recalled, recall bool
+	freeLeft         int64  // the month's free lookups left in the store, at the last sync
+	pendC            Micros // spent since the last sync
+	pendF            int64
 	// reserved and reservedF are held by lookups paid for whose answers
 	// are being written: spent if delivered, back to credit and free if
 	// not ([Hold.Settle]). They belong to the lease of epoch.
@@ -132,7 +138,9 @@ var ErrInsufficientBalance = errors.New("insufficient balance")
 // InsufficientBalanceError says what a refused lookup would have cost and
 // what the wallet holds.
 type InsufficientBalanceError struct {
-	Price, Balance Micros
+	// Balance is the whole wallet: Leased, what other processes' leases
+	// hold of it, included.
+	Price, Balance, Leased Micros
 }
 
 func (e *InsufficientBalanceError) Error() string {
@@ -306,6 +314,7 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 	}
 	a := k.acct
 	var deadline time.Time // of the syncs this lookup waits for
+	var recallUntil time.Time
 	// A lookup waits for at most one sync for credit, and a few for a free
 	// lookup (another process's background sync can return the one this
 	// sync leased before this lookup takes it).
@@ -319,8 +328,19 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 			if addon {
 				price, _ = addMicros(price, a.prices[KindMessagingAddon.index()])
 			}
-			short = &InsufficientBalanceError{Price: price, Balance: a.credit + a.balance}
+			short = &InsufficientBalanceError{Price: price, Balance: a.credit + a.balance + a.others, Leased: a.others}
 			a.short = price
+			if a.others > 0 && a.status == StatusActive {
+				// Other processes hold part of the wallet: ask it back
+				// and wait, a while, for it to come.
+				a.recall = true
+				if recallUntil.IsZero() {
+					recallUntil = now.Add(e.recallWait())
+				}
+				if now.Before(recallUntil) {
+					short = nil
+				}
+			}
 		}
 		a.mu.Unlock()
 		switch {
@@ -339,6 +359,18 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 		if deadline.IsZero() {
 			deadline = time.Now().Add(e.storeTimeout)
 		}
+		if !recallUntil.IsZero() {
+			// Waiting on a recall: the other processes hand their leases
+			// back at their next syncs. Look again every so often.
+			t := time.NewTimer(e.every / 10)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+			gen = 0
+		}
 		synced, err := e.syncBy(ctx, deadline, a, gen)
 		switch {
 		case err != nil:
@@ -350,6 +382,13 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 			skipped++
 		}
 	}
+}
+
+// recallWait is how long a lookup the wallet cannot pay waits while other
+// processes hand back the leases it recalled: their syncs come about every
+// SyncEvery.
+func (e *Engine) recallWait() time.Duration {
+	return min(e.storeTimeout, e.every+e.every/2)
 }
 
 // syncBy syncs a for a lookup, giving up at deadline.
@@ -611,12 +650,17 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	// The lease keeps what answers being written hold, besides what it
 	// wants to spend.
 	r := LeaseSync{Account: a.id, Lease: a.lease, Holder: e.holder, WantCredit: a.want + a.reserved}
-	if a.short > 0 && a.credit < a.short {
-		// A lookup was refused: the wallet may be split between leases
-		// of several processes, none able to pay. Hand this part back.
+	if (a.short > 0 && a.credit < a.short) || a.recalled {
+		// A lookup was refused (the wallet may be split between leases
+		// of several processes, none able to pay), or another process
+		// recalled this lease: hand back what is not spoken for.
 		r.WantCredit, a.credit = a.reserved, 0
 	}
-	a.short = 0
+	r.Recall, a.recall = a.recall, false
+	if r.Recall {
+		e.recallsAsked.Add(1)
+	}
+	a.short, a.recalled = 0, false
 	switch {
 	case a.freeDemand:
 		r.WantFree, a.freeDemand, a.freeKeep = 1, false, true
@@ -625,7 +669,9 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 		// more sync, not longer.
 		r.WantFree, a.freeKeep = min(a.free, 1), false
 	}
-	idle := a.lastUsed.IsZero() || now.Sub(a.lastUsed) > 2*e.ttl
+	// A lease not spent from for a second goes back: an idle process does
+	// not sit on a wallet another one may need.
+	idle := a.lastUsed.IsZero() || now.Sub(a.lastUsed) > max(e.every, idleAfter)
 	if closing || (idle && a.lease != 0 && a.pendC == 0 && a.pendF == 0 && a.reserved == 0 && a.reservedF == 0) {
 		r.Release = true
 	}
@@ -653,6 +699,10 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	a.inflight = &r
 	return r
 }
+
+// idleAfter is how long a lease may go unspent before it is returned (or
+// SyncEvery, if longer).
+const idleAfter = time.Second
 
 // leaseSeconds is how many seconds of an account's spending a full lease
 // holds: enough that renewals (about once a second) run ahead of it.
@@ -709,7 +759,12 @@ func (a *acctState) apply(req *LeaseSync, st *LeaseState, now time.Time, e *Engi
 		return errors.Is(st.Err, ErrLeaseLost)
 	}
 	a.status = st.Status
-	a.balance, a.freeLeft = st.Balance, st.FreeLeft
+	a.balance, a.freeLeft, a.others = st.Balance, st.FreeLeft, st.Leased
+	if st.Recalled && st.Lease != 0 {
+		a.recalled = true
+		e.recallsAnswered.Add(1)
+		e.wake()
+	}
 	for k, p := range st.Prices {
 		if i := k.index(); i >= 0 {
 			a.prices[i] = p

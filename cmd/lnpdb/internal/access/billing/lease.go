@@ -15,6 +15,9 @@ type leaseRow struct {
 	Free    int64     `json:"free"`   // unspent free lookups held
 	Seq     int64     `json:"seq"`    // the last sync applied
 	Expires time.Time `json:"expires"`
+	// Recall: another process found the wallet short and asks what this
+	// lease holds back; its holder hands it back at its next sync.
+	Recall bool `json:"recall,omitempty"`
 }
 
 // syncState is what a store loads for one account's sync, under the
@@ -30,6 +33,10 @@ type syncState struct {
 	usage   []UsageRow // to add to the ledger
 	deleted bool       // the lease ended
 	created bool       // the lease is new (its ID is for the store to set)
+	// Set by the store after settle: the credit the account's other
+	// leases hold; and whether this lease was recalled.
+	othersLeased Micros
+	recalled     bool
 }
 
 // settle applies req to st: the one lease algorithm both stores share.
@@ -45,6 +52,8 @@ func settle(req *LeaseSync, now time.Time, ttl time.Duration, st *syncState) err
 		if l == nil {
 			return ErrLeaseLost
 		}
+		// A recall is reported once, to the sync that answers it.
+		st.recalled, l.Recall = l.Recall, false
 		if req.Seq > l.Seq {
 			if req.SpentCredit > l.Credit || req.SpentFree > l.Free {
 				return fmt.Errorf("%w: lease %d spends %d micros and %d free, it holds %d and %d", ErrInvalid, l.ID, req.SpentCredit, req.SpentFree, l.Credit, l.Free)
@@ -108,5 +117,6 @@ func (st *syncState) state(prices Prices, now time.Time) LeaseState {
 		s.Lease, s.Credit, s.Free, s.Month, s.Expires = l.ID, l.Credit, l.Free, l.Month, l.Expires
 	}
 	s.FreeLeft = max(FreeTier-st.freeTaken[s.Month], 0)
+	s.Leased, s.Recalled = st.othersLeased, st.recalled
 	return s
 }

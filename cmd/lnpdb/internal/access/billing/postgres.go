@@ -313,9 +313,9 @@ func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 			}
 			if req.Lease != 0 {
 				var l leaseRow
-				err := tx.QueryRow(ctx, `SELECT id, account_id, holder, month, credit, free, seq, expires FROM leases
+				err := tx.QueryRow(ctx, `SELECT id, account_id, holder, month, credit, free, seq, expires, recall FROM leases
 					WHERE id = $1 AND account_id = $2 FOR UPDATE`, req.Lease, req.Account).
-					Scan(&l.ID, &l.Account, &l.Holder, &l.Month, &l.Credit, &l.Free, &l.Seq, &l.Expires)
+					Scan(&l.ID, &l.Account, &l.Holder, &l.Month, &l.Credit, &l.Free, &l.Seq, &l.Expires, &l.Recall)
 				switch {
 				case err == nil:
 					st.lease = &l
@@ -356,12 +356,24 @@ func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 					err = tx.QueryRow(ctx, `INSERT INTO leases (account_id, holder, month, credit, free, seq, expires)
 						VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, l.Account, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires).Scan(&l.ID)
 				default:
-					_, err = tx.Exec(ctx, `UPDATE leases SET holder = $2, month = $3, credit = $4, free = $5, seq = $6, expires = $7 WHERE id = $1`,
+					_, err = tx.Exec(ctx, `UPDATE leases SET holder = $2, month = $3, credit = $4, free = $5, seq = $6, expires = $7, recall = false WHERE id = $1`,
 						l.ID, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires)
 				}
 				if err != nil {
 					return err
 				}
+			}
+			own := int64(0)
+			if l := st.lease; l != nil && !st.deleted {
+				own = l.ID
+			}
+			if req.Recall {
+				if _, err := tx.Exec(ctx, `UPDATE leases SET recall = true WHERE account_id = $1 AND id <> $2 AND credit > 0`, req.Account, own); err != nil {
+					return err
+				}
+			}
+			if err := tx.QueryRow(ctx, `SELECT COALESCE(sum(credit), 0) FROM leases WHERE account_id = $1 AND id <> $2`, req.Account, own).Scan(&st.othersLeased); err != nil {
+				return err
 			}
 			p, err := s.prices(ctx, tx, req.Account)
 			if err != nil {

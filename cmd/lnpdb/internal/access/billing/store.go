@@ -140,6 +140,10 @@ type LeaseSync struct {
 	WantFree   int64
 	// Release returns what the lease holds and ends it.
 	Release bool
+	// Recall asks the account's other leases back: the process found the
+	// wallet short while other processes hold part of it. Each is handed
+	// back by its holder at its next sync (LeaseState.Recalled).
+	Recall bool
 }
 
 // LeaseState is a lease after a sync, and the account as it stood.
@@ -153,6 +157,12 @@ type LeaseState struct {
 	// outside the lease.
 	Balance  Micros
 	FreeLeft int64
+	// Leased is the credit the account's other leases hold: the wallet
+	// is Balance + Leased + this lease's Credit.
+	Leased Micros
+	// Recalled says another process asked this lease's credit back
+	// since its last sync: hand it back (keep only what is spoken for).
+	Recalled bool
 	Status   Status
 	Prices   Prices
 	// Err is why this account's sync failed: ErrNotFound, ErrLeaseLost or
