@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
@@ -28,6 +29,8 @@ type freezeRun struct {
 	answered, refused, failed int64 // 200s read whole, 503s, broken connections
 	worst                     time.Duration
 	charged                   int64 // LRN lookups in the ledger
+	// from the engine's metrics
+	timeouts, undelivered float64
 }
 
 // billedFreeze serves billed LRN lookups from the accounts store pg over
@@ -52,6 +55,8 @@ func billedFreeze(t *testing.T, pg *testpg.Server, writeTimeout, storeTimeout, f
 		LeaseCredit: 5000, StoreTimeout: storeTimeout})
 	require.NoError(t, err)
 	b := &billed{store: s, engine: e, keys: map[[32]byte]auth.Key{}}
+	reg := prometheus.NewRegistry()
+	require.NoError(t, e.RegisterMetrics(reg))
 
 	h, err := httpapi.New(httpapi.Config{Tables: httpapi.NewTable(testdb.Open(t, lnpdb.Sample())), Keys: b, Accounts: b,
 		Logger: slog.New(slog.DiscardHandler)})
@@ -116,6 +121,16 @@ func billedFreeze(t *testing.T, pg *testpg.Server, writeTimeout, storeTimeout, f
 	require.NoError(t, srv.Shutdown(ctx))
 	require.NoError(t, e.Close(ctx))
 	run.worst = time.Duration(worst.Load())
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "lnpdb_billing_store_timeouts_total":
+			run.timeouts = mf.GetMetric()[0].GetCounter().GetValue()
+		case "lnpdb_billing_lookups_undelivered_total":
+			run.undelivered = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
 
 	rows, err := s.Usage(ctx, a.ID, billing.Month(time.Now()))
 	require.NoError(t, err)
@@ -149,6 +164,7 @@ func TestBilledLookupsWithFrozenStore(t *testing.T) {
 		require.Equal(t, r.answered, r.charged, "charged lookups = answers received")
 		require.Zero(t, r.failed, "no connection was closed on a client")
 		require.Positive(t, r.refused, "the freeze outlasted the lease")
+		require.Equal(t, float64(r.refused), r.timeouts, "each refusal is a store timeout on /metrics")
 		require.Less(t, r.worst, 2*time.Second, "no lookup waited past the write timeout: %v", r.worst)
 	})
 	t.Run("undelivered", func(t *testing.T) {
@@ -158,6 +174,7 @@ func TestBilledLookupsWithFrozenStore(t *testing.T) {
 		r := billedFreeze(t, pg, time.Second, 4*time.Second, 2500*time.Millisecond)
 		t.Logf("answered %d, refused %d, broken %d, charged %d, worst %v", r.answered, r.refused, r.failed, r.charged, r.worst)
 		require.Positive(t, r.failed, "some answers could not be written")
+		require.Equal(t, float64(r.failed), r.undelivered, "each answer not written is counted undelivered on /metrics")
 		require.Equal(t, r.answered, r.charged, "charged lookups = answers received")
 	})
 }

@@ -295,6 +295,11 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	if err := s.metrics.RegisterLogWriter(s.logOut); err != nil {
 		return err
 	}
+	if s.acc != nil {
+		if err := s.acc.engine.RegisterMetrics(s.reg); err != nil {
+			return err
+		}
+	}
 	// Live data: reloads on file replacement and SIGHUP, updates through
 	// the admin API, compaction in the background; stopped and awaited
 	// before the table closes.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
@@ -61,6 +62,37 @@ func TestServeDemoBills(t *testing.T) {
 	assert.Equal(t, int64(0), u.FreeLeft)
 	require.Len(t, u.CurrentMonth.Kinds, 1)
 	assert.Equal(t, billing.KindUsage{Kind: billing.KindLRN, Lookups: 20, Free: 10, Amount: demoCredit, AmountUSD: "0.01"}, u.CurrentMonth.Kinds[0])
+
+	// /metrics says what was charged and what the leases hold. A lookup
+	// is counted once its answer is flushed, just after the client may
+	// have read it: scrape until the count settles.
+	want := []string{
+		"lnpdb_billing_lookups_charged_total 20",
+		`lnpdb_billing_lookups_unbilled_total{reason="lease_lost"} 0`,
+		"lnpdb_billing_lookups_undelivered_total 0",
+		"lnpdb_billing_store_timeouts_total 0",
+		"lnpdb_billing_sync_errors_total 0",
+		`lnpdb_billing_recalls_total{direction="asked"} 0`,
+		"lnpdb_billing_leases 1",
+		"lnpdb_billing_leased_dollars 0",
+	}
+	var scraped string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, scraped = call(t, "GET", base+"/metrics", "", "")
+		missing := 0
+		for _, w := range want {
+			if !strings.Contains(scraped, "\n"+w+"\n") {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range want {
+		assert.Contains(t, scraped, "\n"+w+"\n")
+	}
+	assert.Regexp(t, `\nlnpdb_billing_syncs_total [1-9]`, scraped)
 	require.Equal(t, 0, s.stop(t))
 }
 

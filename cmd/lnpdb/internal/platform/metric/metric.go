@@ -29,6 +29,13 @@ func GaugeFunc(name, help string, fn func() float64) prometheus.GaugeFunc {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn)
 }
 
+// CounterFunc returns a counter named name, with the constant labels
+// labels (nil for none), whose value fn reads when the metrics are
+// gathered: for a count a package keeps itself.
+func CounterFunc(name, help string, labels prometheus.Labels, fn func() float64) prometheus.CounterFunc {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, fn)
+}
+
 // HistogramVec returns a new histogram vector named name, by labels, with
 // the upper bounds buckets.
 func HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
