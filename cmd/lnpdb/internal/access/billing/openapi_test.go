@@ -74,7 +74,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &v); err != nil {
 			t.Fatalf("%s %s: %v", call.method, call.path, err)
 		}
-		if err := mt.Schema.Value.VisitJSON(v); err != nil {
+		if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
 			t.Errorf("%s %s → %d does not match openapi.json: %v\n%s", call.method, call.path, code, err, strings.TrimSpace(body))
 		}
 	}

@@ -79,7 +79,7 @@ type Admin struct {
 	updlog UpdateLog
 	log    *slog.Logger
 	access bool
-	mux    *http.ServeMux
+	mux    *routes
 }
 
 // NewAdmin returns the admin handler for cfg.
@@ -88,7 +88,7 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 		return nil, err
 	}
 	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live, updlog: cfg.UpdateLog,
-		log: cfg.Logger, access: cfg.AccessLog, mux: http.NewServeMux()}
+		log: cfg.Logger, access: cfg.AccessLog, mux: newRoutes()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -96,8 +96,8 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 		"/admin/v1/updates": a.updates,
 		"/admin/v1/compact": a.compactNow,
 	} {
-		a.mux.Handle("POST "+path, &route{path, fn})
-		a.mux.Handle(path, &route{path, notAllowed(hdrPost, errAdminMethod)})
+		a.mux.handle("POST "+path, &route{path, fn})
+		a.mux.handle(path, &route{path, notAllowed(hdrPost, errAdminMethod)})
 	}
 	a.routeTable() // GET /admin/v1/table, tablefile.go
 	return a, nil
@@ -120,7 +120,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				slog.String("remote", r.RemoteAddr))
 		}
 	}()
-	dispatch(a.mux, rec, r)
+	dispatch(a.mux.ServeMux, rec, r)
 }
 
 // authorize authenticates an admin key. When it returns false it has

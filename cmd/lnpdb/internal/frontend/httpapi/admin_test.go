@@ -24,7 +24,8 @@ const adminKey = "lnp_adminadminadminadminadminadmin"
 // real HTTP, the way lnpdb serve mounts them.
 type adminServer struct {
 	*server
-	db *format.DB
+	db    *format.DB
+	admin *Admin
 }
 
 func newAdminServer(t *testing.T) *adminServer {
@@ -35,23 +36,36 @@ func newAdminServer(t *testing.T) *adminServer {
 // newAdminServerOn is newAdminServer for a table of the caller's.
 func newAdminServerOn(t *testing.T, db *format.DB) *adminServer {
 	t.Helper()
-	tables := NewTable(db)
+	return newAdminServerWith(t, NewTable(db), nil)
+}
+
+// newAdminServerWith is newAdminServer with tables of the caller's (nil:
+// the sample) and, when log is not nil, a shared update log.
+func newAdminServerWith(t *testing.T, tables *Table, log UpdateLog) *adminServer {
+	t.Helper()
+	if tables == nil {
+		tables = NewTable(testdb.Sample(t))
+	}
+	db := tables.DB()
+	if db == nil {
+		db = testdb.Sample(t) // what the runner compacts; never served
+	}
 	h, err := New(Config{Tables: tables, Keys: testKeys(), DefaultLimit: 1 << 30, Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
 	lv, err := live.Start(live.Config{DB: db})
 	require.NoError(t, err)
 	t.Cleanup(lv.Stop)
-	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), Live: lv, Logger: slog.New(slog.DiscardHandler)})
+	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), Live: lv, UpdateLog: log, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/admin/") {
-			a.ServeHTTP(w, r)
+			recording(a.mux, a).ServeHTTP(w, r)
 			return
 		}
-		h.ServeHTTP(w, r)
+		recording(h.mux, h).ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	return &adminServer{server: &server{Server: hs, h: h}, db: db}
+	return &adminServer{server: &server{Server: hs, h: h}, db: db, admin: a}
 }
 
 func (s *adminServer) feed(t *testing.T, contentType, body string) response {

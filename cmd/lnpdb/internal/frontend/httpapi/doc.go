@@ -12,7 +12,7 @@
 //	POST /graphql           lookupLrn, lookupCnam, lookupMessagingProvider, lookupTrust, lookupLrnBulk
 //	GET  /graphql           the same, queries only (GraphQL over HTTP)
 //	GET  /api/v1/status     table version, build time and counts (no key)
-//	GET  /openapi.json      the OpenAPI 3 description of the REST API (no key)
+//	GET  /openapi.json      the OpenAPI 3.1 description of the REST API (no key)
 //	GET  /metrics           Prometheus metrics, when [Config.ServeMetrics] (no key)
 //	GET  /api/v1/usage      the caller's account's usage, when [Config.Accounts] is a [UsageReporter]
 //

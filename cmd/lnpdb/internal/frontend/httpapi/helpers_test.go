@@ -71,7 +71,7 @@ func newServer(t testing.TB, opts ...option) *server {
 	}
 	h, err := New(cfg)
 	require.NoError(t, err)
-	s := &server{Server: httptest.NewServer(h), h: h, clock: c, logs: logs}
+	s := &server{Server: httptest.NewServer(recording(h.mux, h)), h: h, clock: c, logs: logs}
 	t.Cleanup(s.Close)
 	return s
 }

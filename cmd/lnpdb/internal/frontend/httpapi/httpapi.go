@@ -156,7 +156,7 @@ type Handler struct {
 	apq      graphql.Cache[string]   // the persisted queries of gql
 	plans    graphql.Cache[*lrnPlan] // documents answered without gql (gqlplan.go)
 	inflight inflight
-	mux      *http.ServeMux
+	mux      *routes
 }
 
 // required returns an error naming the first field of the configuration
@@ -193,7 +193,7 @@ func New(cfg Config) (*Handler, error) {
 		updlog:   cfg.UpdateLog,
 		ready:    cfg.Ready,
 		build:    cfg.Build,
-		mux:      http.NewServeMux(),
+		mux:      newRoutes(),
 	}
 	if h.limiter == nil {
 		h.limiter = ratelimit.NewMemoryLimiter(ratelimit.DefaultWindow, nil)
@@ -222,13 +222,13 @@ func New(cfg Config) (*Handler, error) {
 		{"/api/v1/trust", h.restTrust},
 		{"/api/v1/lrn/bulk", h.restLRNBulk},
 	} {
-		h.mux.Handle("POST "+rt.path, &route{rt.path, rt.fn})
-		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
+		h.mux.handle("POST "+rt.path, &route{rt.path, rt.fn})
+		h.mux.handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
 	}
 	// GraphQL over HTTP: queries may also come as GET.
-	h.mux.Handle("POST /graphql", &route{"/graphql", h.graphql})
-	h.mux.Handle("GET /graphql", &route{"/graphql", h.graphql})
-	h.mux.Handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowedGraphQL)})
+	h.mux.handle("POST /graphql", &route{"/graphql", h.graphql})
+	h.mux.handle("GET /graphql", &route{"/graphql", h.graphql})
+	h.mux.handle("/graphql", &route{"/graphql", notAllowed(hdrGetPost, errMethodNotAllowedGraphQL)})
 	gets := []struct {
 		path string
 		fn   func(*recorder, *http.Request)
@@ -252,10 +252,24 @@ func New(cfg Config) (*Handler, error) {
 		}{"/metrics", func(w *recorder, r *http.Request) { mh.ServeHTTP(w, r) }})
 	}
 	for _, rt := range gets {
-		h.mux.Handle("GET "+rt.path, &route{rt.path, rt.fn})
-		h.mux.Handle(rt.path, &route{rt.path, notAllowed(hdrGet, errMethodNotAllowedGet)})
+		h.mux.handle("GET "+rt.path, &route{rt.path, rt.fn})
+		h.mux.handle(rt.path, &route{rt.path, notAllowed(hdrGet, errMethodNotAllowedGet)})
 	}
 	return h, nil
+}
+
+// routes is a handler's ServeMux, which remembers the patterns registered
+// on it: ServeMux cannot list them, and a test holds them to openapi.json.
+type routes struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func newRoutes() *routes { return &routes{ServeMux: http.NewServeMux()} }
+
+func (m *routes) handle(pattern string, rt *route) {
+	m.ServeMux.Handle(pattern, rt)
+	m.patterns = append(m.patterns, pattern)
 }
 
 // route is a registered endpoint: its path, as metrics label it, and its
@@ -364,7 +378,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*rec = recorder{line: rec.line[:0], payments: rec.payments[:0], held: held}
 		recorders.Put(rec)
 	}()
-	dispatch(h.mux, rec, r)
+	dispatch(h.mux.ServeMux, rec, r)
 }
 
 // hold keeps a lookup's payment until the response is written. Lookups

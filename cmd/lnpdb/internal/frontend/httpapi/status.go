@@ -69,7 +69,7 @@ func (h *Handler) status(w *recorder, r *http.Request) {
 //go:embed openapi.json
 var openAPI []byte
 
-// OpenAPI returns the OpenAPI 3 document of the REST API, as GET
+// OpenAPI returns the OpenAPI 3.1 document of the REST API, as GET
 // /openapi.json serves it.
 func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 

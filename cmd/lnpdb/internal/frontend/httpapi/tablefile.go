@@ -40,8 +40,8 @@ var errTableUnreadable = &apiError{http.StatusServiceUnavailable, errorBody{
 // routeTable registers GET /admin/v1/table.
 func (a *Admin) routeTable() {
 	const path = "/admin/v1/table"
-	a.mux.Handle("GET "+path, &route{path, a.table})
-	a.mux.Handle(path, &route{path, notAllowed(hdrGet, errMethodNotAllowedGet)})
+	a.mux.handle("GET "+path, &route{path, a.table})
+	a.mux.handle(path, &route{path, notAllowed(hdrGet, errMethodNotAllowedGet)})
 }
 
 func (a *Admin) table(w *recorder, r *http.Request) {
