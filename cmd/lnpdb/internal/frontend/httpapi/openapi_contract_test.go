@@ -243,6 +243,7 @@ func TestOpenAPIStatusesProduced(t *testing.T) {
 		{main, "POST", "/api/v1/messaging", `{"phone_number":"12025550123"}`, suspended, 403},
 		{main, "POST", "/api/v1/trust", `{"phone_number":"12025550123"}`, suspended, 403},
 		{main, "POST", "/metrics", "", nil, 405},
+		{main, "POST", "/readyz", "", nil, 405},
 		{main, "POST", "/api/v1/lrn/bulk", `{"phone_numbers":["12025550123"]}`, []string{"Content-Type", "text/plain", "Authorization", "Bearer " + testKey}, 415},
 		{main, "POST", "/api/v1/lrn/bulk", `{"phone_numbers":["` + strings.Repeat("1", MaxBodyBytes) + `"]}`, jsonKey, 413},
 		{panics, "GET", get, "", jsonKey, 500},
