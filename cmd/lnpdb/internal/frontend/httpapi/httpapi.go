@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -320,6 +321,7 @@ type recorder struct {
 	// Content-Length and its delivery is known (settle).
 	payMu    sync.Mutex
 	payments []Payment
+	billed   atomic.Bool // payments is not empty
 	heldCode int
 	held     []byte
 }
@@ -386,15 +388,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (w *recorder) hold(p Payment) {
 	w.payMu.Lock()
 	w.payments = append(w.payments, p)
+	w.billed.Store(true)
 	w.payMu.Unlock()
 }
 
 // paid reports whether the request holds payments, and so its response.
-func (w *recorder) paid() bool {
-	w.payMu.Lock()
-	defer w.payMu.Unlock()
-	return len(w.payments) > 0
-}
+func (w *recorder) paid() bool { return w.billed.Load() }
 
 // settle writes the held response and settles the request's payments: a
 // lookup is charged only if its answer reached the connection — the
@@ -405,6 +404,7 @@ func (w *recorder) settle(r *http.Request, ok bool) {
 	w.payMu.Lock()
 	payments := w.payments
 	w.payments = nil
+	w.billed.Store(false)
 	w.payMu.Unlock()
 	delivered := ok && r.Context().Err() == nil
 	if w.heldCode != 0 && ok {
