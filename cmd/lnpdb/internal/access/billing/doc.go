@@ -36,9 +36,22 @@
 //
 // A full lease holds about three seconds of the account's recent spending
 // (at least [EngineConfig.LeaseCredit]), so renewals run ahead of it. Near
-// the end of a wallet, a process may answer 402 while another still holds
-// the rest in its lease; a refusal makes the refusing process hand back what
-// its lease holds at once, so the wallet is spent to the last micro-dollar.
+// the end of a wallet, a process may find it short while another still
+// holds the rest in its lease: a refusal makes the refusing process hand
+// back what its lease holds at once and recall the other leases (a flag the
+// store sets on each, handed back at its holder's next sync) while the
+// lookup waits for them a moment; a lease unused for a second goes back by
+// itself. So the wallet is spent to the last micro-dollar, and an idle
+// process does not sit on it.
+//
+// # Deadlines and delivery
+//
+// A lookup that needs the store (its lease is spent) waits for it at most
+// [EngineConfig.StoreTimeout], then fails with [ErrStoreUnavailable],
+// uncharged; until then lookups are paid from what the lease holds.
+// [Engine.Charge] returns a [Hold]: the payment, taken from the lease, is
+// charged only when the caller settles it as delivered, and goes back to
+// the lease otherwise.
 //
 // What a crash costs: a killed process's leases stay out until they expire
 // (LeaseTTL after its last sync, 30 s by default); then any process's
