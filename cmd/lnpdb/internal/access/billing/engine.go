@@ -60,6 +60,9 @@ type Engine struct {
 	stop                    chan struct{}
 	done                    chan struct{}
 	closeOnce               sync.Once
+	reloadMu                sync.Mutex         // one ReloadKeys at a time
+	unwatch                 context.CancelFunc // stops the store's KeysWatcher; nil without one
+	watching                sync.WaitGroup
 	unbilled                atomic.Int64 // lookups answered on leases lost to expiry
 	syncs, syncErrs, lookup atomic.Int64
 	undelivered             atomic.Int64 // lookups paid for, not delivered, refunded
@@ -214,11 +217,45 @@ func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 		return nil, err
 	}
 	go e.loop()
+	if w, ok := e.store.(KeysWatcher); ok {
+		wctx, cancel := context.WithCancel(context.Background())
+		e.unwatch = cancel
+		e.watching.Go(func() { e.watchKeys(w.WatchKeys(wctx)) })
+	}
 	return e, nil
+}
+
+// KeysWatcher is a Store that signals when keys or account statuses may
+// have changed in it, by any process sharing it, until ctx ends: the
+// engine reloads them at once then, so that a key revoked on one node is
+// refused by the others within a round trip rather than at their next
+// KeysEvery (CONTRACT: key revocation).
+type KeysWatcher interface {
+	WatchKeys(ctx context.Context) <-chan struct{}
+}
+
+// watchKeys reloads the keys at each signal of changes.
+func (e *Engine) watchKeys(changed <-chan struct{}) {
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-changed:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), e.ttl/4)
+		if err := e.ReloadKeys(ctx); err != nil {
+			e.log.Error("reloading keys after a change announced by the store", "error", err)
+		}
+		cancel()
+	}
 }
 
 // ReloadKeys reloads keys and account statuses from the store now.
 func (e *Engine) ReloadKeys(ctx context.Context) error {
+	// One reload at a time, so that an older read is never stored over
+	// a newer one (which would bring a revoked key back until the next).
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
 	accts, err := e.store.Accounts(ctx)
 	if err != nil {
 		return fmt.Errorf("loading accounts: %w", err)
@@ -847,6 +884,10 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closeOnce.Do(func() {
 		close(e.stop)
 		<-e.done
+		if e.unwatch != nil {
+			e.unwatch()
+		}
+		e.watching.Wait()
 		err = e.Flush(ctx)
 	})
 	return err

@@ -97,6 +97,7 @@ func (s *PostgresStore) SetStatus(ctx context.Context, id string, st Status) (Ac
 	if tag.RowsAffected() == 0 {
 		return Account{}, fmt.Errorf("account %q: %w", id, ErrNotFound)
 	}
+	s.keysChanged(ctx)
 	return s.Account(ctx, id)
 }
 
@@ -125,6 +126,8 @@ func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) 
 		return KeyRecord{}, fmt.Errorf("%w: a key with this hash exists", ErrConflict)
 	case errors.As(err, &pe) && pe.Code == "23503":
 		return KeyRecord{}, fmt.Errorf("account %q: %w", k.AccountID, ErrNotFound)
+	case err == nil:
+		s.keysChanged(ctx)
 	}
 	return k, err
 }
@@ -164,6 +167,9 @@ func (s *PostgresStore) Keys(ctx context.Context, accountID string) ([]KeyRecord
 func (s *PostgresStore) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error) {
 	k, err := scanKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked = COALESCE(revoked, $3)
 		WHERE id = $1 AND account_id = $2 RETURNING `+keyCols, keyID, accountID, now.UTC().Truncate(time.Microsecond)))
+	if err == nil {
+		s.keysChanged(ctx)
+	}
 	return k, pgNotFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
 }
 
@@ -465,4 +471,61 @@ func (s *PostgresStore) Usage(ctx context.Context, accountID, month string) ([]U
 	})
 	sortUsage(out)
 	return out, err
+}
+
+// keysChannel is the LISTEN/NOTIFY channel on which a change of the keys or
+// of an account's status is announced to every process sharing the store.
+const keysChannel = "lnpdb_keys"
+
+// keysChanged announces a committed change of keys or statuses. Should the
+// notification be lost, the engines' periodic reload (KeysEvery) still
+// brings the change.
+func (s *PostgresStore) keysChanged(ctx context.Context) {
+	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `SELECT pg_notify($1, '')`, keysChannel)
+}
+
+// WatchKeys implements [KeysWatcher]: a LISTEN connection, made again with a
+// growing pause while the server cannot be reached, signals each change
+// announced by any process, and each new connection (changes may have gone
+// unheard while there was none).
+func (s *PostgresStore) WatchKeys(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		pause := 100 * time.Millisecond
+		for ctx.Err() == nil {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			c, err := pgx.ConnectConfig(cctx, s.pool.Config().ConnConfig.Copy())
+			if err == nil {
+				if _, err = c.Exec(cctx, "LISTEN "+keysChannel); err != nil {
+					c.Close(context.Background())
+				}
+			}
+			cancel()
+			if err != nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(pause):
+				}
+				pause = min(2*pause, 5*time.Second)
+				continue
+			}
+			pause = 100 * time.Millisecond
+			signal()
+			for {
+				if _, err := c.WaitForNotification(ctx); err != nil {
+					break
+				}
+				signal()
+			}
+			c.Close(context.Background())
+		}
+	}()
+	return ch
 }
