@@ -19,7 +19,7 @@ import (
 const applyBatch = 10000
 
 func runApply(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "apply", "FEED.csv...")
+	fs := newFlags(e, "apply", "FEED...")
 	dbPath := fs.String("db", "", "table `file` to update (required)")
 	alone := fs.Bool("outside-log", false, "apply to a table that follows a shared update log, on this node alone")
 	if err := parseArgs(e, fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
@@ -74,8 +74,9 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 		batch = batch[:0]
 		return ctx.Err()
 	}
-	// The same feed reader as the server's POST /admin/v1/updates.
-	err = feed.Read(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
+	// The same feed readers as the server's POST /admin/v1/updates: CSV, or
+	// an NPAC latest-view file, told apart by their first line.
+	err = feed.ReadAny(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
 		batch = append(batch, u)
 		if len(batch) == applyBatch {
 			return flush()

@@ -187,7 +187,7 @@ var (
 		"Storage unavailable", CodeStorageUnavailable,
 		"Updates are refused: a failed write left the journal unusable; lookups go on. A compaction (POST /admin/v1/compact) or a restart makes updates possible again; nothing was applied"}}
 	errFeedType = &apiError{http.StatusUnsupportedMediaType, errorBody{"Unsupported media type", CodeInvalidRequest,
-		"Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at) or application/json (an array of such objects)"}}
+		"Content-Type must be text/csv (the update feed: action,tn,lrn,spid,activated_at), application/json (an array of such objects) or " + feed.NPACContentType + " (an NPAC latest-view subscription version file)"}}
 	errFeedTooBig = &apiError{http.StatusRequestEntityTooLarge, errorBody{"Request body too large", CodeInvalidRequest,
 		"The request body is larger than 64 MiB; split the feed"}}
 	errFeedClosing = &apiError{http.StatusServiceUnavailable, errorBody{
@@ -231,6 +231,8 @@ func (a *Admin) updates(w *recorder, r *http.Request) {
 	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); {
 	case mt == "text/csv":
 		parse = feed.ParseCSV
+	case mt == feed.NPACContentType:
+		parse = feed.ParseNPAC
 	case isJSON(r.Header.Get("Content-Type")):
 	default:
 		writeError(w, errFeedType)
