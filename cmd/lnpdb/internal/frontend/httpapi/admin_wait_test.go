@@ -35,6 +35,7 @@ func TestOpenAPIStatusWithUpdateLog(t *testing.T) {
 	for _, st := range []updatelog.Status{
 		{Node: "node1", AppliedSeq: 41, HeadSeq: 41, Postgres: "ok", Listening: true},
 		{Node: "node2", AppliedSeq: 7, HeadSeq: 41, Lag: 34, Postgres: "unavailable", RefusedBatches: 1, LastError: "updatelog: the update log is unavailable: dial tcp: connection refused"},
+		{Node: "node3", AppliedSeq: 41, HeadSeq: 41, Postgres: "ok", Listening: true, RefusedBatches: 3, SkippedBatches: 2, SkippedSeqs: []int64{12, 30}},
 	} {
 		s := newServer(t, func(c *Config) { c.UpdateLog = func() updatelog.Status { return st } })
 		req, err := http.NewRequest(http.MethodGet, s.URL+"/api/v1/status", nil)
