@@ -286,15 +286,22 @@ func TestOpenAPIStatusesProduced(t *testing.T) {
 	logged := newAdminServerWith(t, nil, slowLog{})
 	r = logged.do(t, http.MethodPost, "/admin/v1/updates?wait=2", feed, csv...)
 	assert.Equal(t, http.StatusAccepted, r.StatusCode, "%s", r.body)
+
+	// One whose other node refused the batch (its table lacks the SPID):
+	// 202, naming it, and not counted as applied.
+	refused := newAdminServerWith(t, nil, slowLog{refused: []string{"node2"}})
+	r = refused.do(t, http.MethodPost, "/admin/v1/updates?wait=2", feed, csv...)
+	assert.Equal(t, http.StatusAccepted, r.StatusCode, "%s", r.body)
+	assert.Contains(t, string(r.body), `"nodes_applied":1,"nodes_refused":["node2"]`)
 }
 
 // slowLog is a shared update log where the batch is logged and applied
-// here, but not yet by the other nodes waited for.
-type slowLog struct{}
+// here, but not yet by the other nodes waited for, or refused by them.
+type slowLog struct{ refused []string }
 
-func (slowLog) Post(_ context.Context, ups []format.Update, _ string, _ int) (updatelog.Result, error) {
+func (l slowLog) Post(_ context.Context, ups []format.Update, _ string, _ int) (updatelog.Result, error) {
 	var res updatelog.Result
-	res.Seq, res.Deleted, res.Nodes = 1, len(ups), 1
+	res.Seq, res.Deleted, res.Nodes, res.Refused = 1, len(ups), 1, l.refused
 	return res, nil
 }
 
