@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/internal/ingest/gen"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
@@ -230,4 +231,58 @@ func TestBDDCrossFileChecks(t *testing.T) {
 		assert.Equal(t, "blocks.csv blocks 2 0|ratecenters.csv rate centers 1 0|spid.dat npac spid 2 0|sv.dat npac subscription versions 1 0", strings.Join(got, "|"))
 		assert.Equal(t, "LEC", build.CarrierType(0))
 	})
+}
+
+// TestNumberingReportsAndBDD: a directory with no lnpdb carriers or blocks
+// — NANPA's code report and the PA's block report as the blocks and
+// carriers, NPAC files for SPIDs, pool blocks and subscription versions,
+// lnpdb's ratecenters.csv — builds, and answers from each source.
+func TestNumberingReportsAndBDD(t *testing.T) {
+	fsys := fstest.MapFS{
+		"ratecenters.csv": {Data: []byte("state,rate_center,lata,city,county,zip_code,timezone\nCO,DENVER,656,Denver,Denver,80202,America/Denver\n")},
+	}
+	for dir, names := range map[string][]string{
+		"../../testdata/numbering": {"allutlzd.txt", "AllBlocksAugmentedReport.txt"},
+		"../../testdata/npac":      {"active.sv.txt", "active.nbp.txt", "spid.txt", "npanxx.txt"},
+	} {
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join(dir, n))
+			require.NoError(t, err)
+			fsys[n] = &fstest.MapFile{Data: b}
+		}
+	}
+	fsys["spid.txt.zst"] = &fstest.MapFile{Data: zstded(t, fsys["spid.txt"].Data)}
+	delete(fsys, "spid.txt")
+	out := filepath.Join(t.TempDir(), "t.lnpdb")
+	rep, err := build.Build(context.Background(), fsys, out, build.Options{})
+	require.NoError(t, err)
+	var got []string
+	for _, f := range rep.Files {
+		got = append(got, fmt.Sprintf("%s: %s %d/%d", f.Name, f.Kind, f.Read, f.Skipped))
+	}
+	assert.Equal(t, []string{
+		"AllBlocksAugmentedReport.txt: numbering report 3/1", "active.nbp.txt: npac number pool blocks 3/0",
+		"active.sv.txt: npac subscription versions 5/0", "allutlzd.txt: numbering report 2/1",
+		"npanxx.txt: npac npa-nxx 2/0", "ratecenters.csv: rate centers 1/0", "spid.txt.zst: npac spid 2/2",
+	}, got)
+
+	db, err := format.Open(out)
+	require.NoError(t, err)
+	defer db.Close()
+	r, err := db.Get(3035551003, format.FieldPorted)
+	require.NoError(t, err)
+	assert.Equal(t, "13035550000", r.Ported.LRN, "a subscription version")
+	assert.Equal(t, "EXAMPLE WIRELINE CO", r.Ported.Carrier.Name, "the NANPA report's company for SPID 0001")
+	r, err = db.Get(3035552999, format.FieldPorted)
+	require.NoError(t, err)
+	assert.False(t, r.Ported.OK)
+	assert.Equal(t, "13035550002", r.Block.LRN, "the pool block's LRN")
+	assert.Equal(t, "0002", r.Block.Carrier.OCN, "the PA report's block holder")
+	assert.Equal(t, "DENVER", r.Block.RateCenter.Name)
+	r, err = db.Get(3035569999, format.FieldPorted)
+	require.NoError(t, err)
+	assert.True(t, r.Block.Assigned, "the NANPA report's code 303-556")
+	r, err = db.Get(3035570000, format.FieldPorted)
+	require.NoError(t, err)
+	assert.False(t, r.Block.Assigned, "303-557 is not assigned (Use UA)")
 }

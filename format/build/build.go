@@ -399,8 +399,8 @@ func (b *builder) required(k Kind, name string) (string, error) {
 func (b *builder) readCarriers() error {
 	spids := b.named(KindSPID)
 	file := b.one(KindCarriers)
-	if file == "" && len(spids) == 0 {
-		return fmt.Errorf("format: required source file carriers.csv is missing (nor is there an NPAC SPID file)")
+	if file == "" && len(spids) == 0 && len(b.named(KindNumbering)) == 0 {
+		return fmt.Errorf("format: required source file carriers.csv is missing (nor is there an NPAC SPID file or a numbering report)")
 	}
 	if file != "" {
 		err := b.readFile(file, true, func(r io.Reader) error {
@@ -416,6 +416,9 @@ func (b *builder) readCarriers() error {
 			return err
 		}
 	}
+	if err := b.reportCarriers(); err != nil {
+		return err
+	}
 	for _, f := range spids {
 		err := b.readFile(f.name, true, func(r io.Reader) error {
 			return source.ReadServiceProviders(r, f.name, b.srcOpts(), func(sp *source.ServiceProvider) error {
@@ -425,6 +428,34 @@ func (b *builder) readCarriers() error {
 				}
 				b.w.AddCarrier(format.Carrier{OCN: sp.SPID, Name: sp.Name, Type: CarrierType(sp.Type)})
 				b.report.Rows[f.name]++
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportCarriers adds the OCNs of the numbering reports' assigned codes and
+// blocks that no carriers.csv row names: the company as the name, no
+// carrier_type (the reports do not say).
+func (b *builder) reportCarriers() error {
+	for _, f := range b.named(KindNumbering) {
+		err := b.readFile(f.name, true, func(r io.Reader) error {
+			// Bad rows are reported when the blocks are read.
+			return source.ReadNumberingReport(r, f.name, source.Options{SkipBadRows: true}, func(n *source.NumberingRecord) error {
+				if n.Status != "" && n.Status != source.StatusAssigned {
+					return nil
+				}
+				if _, ok := b.w.Carrier(n.OCN); !ok {
+					name := n.Company
+					if name == "" {
+						name = n.OCN
+					}
+					b.w.AddCarrier(format.Carrier{OCN: n.OCN, Name: name})
+				}
 				return nil
 			})
 		})
@@ -541,38 +572,27 @@ func (b *builder) readBlocks() error {
 	if err := b.readPoolBlocks(); err != nil {
 		return err
 	}
-	file, err := b.required(KindBlocks, "blocks.csv")
-	if err != nil {
-		return err
+	reports := b.named(KindNumbering)
+	file := b.one(KindBlocks)
+	if file == "" && len(reports) == 0 {
+		return fmt.Errorf("format: required source file blocks.csv is missing (nor is there a numbering report)")
 	}
-	err = b.readFile(file, true, func(r io.Reader) error {
-		return source.ReadBlocks(r, file, b.srcOpts(), func(blk *source.Block) error {
-			if blk.X >= 0 {
-				if p := b.pool[uint32(blk.NPA*10000+blk.NXX*10+blk.X)]; p != nil {
-					blk.LRN, blk.ActivatedAt, p.used = nanp.Number(p.lrn), p.activatedAt, true
-				}
-			}
-			ci, ok := b.w.Carrier(blk.OCN)
-			if !ok {
-				return b.rowErr(file, blk.Line, "ocn", "unknown OCN %s (not in carriers.csv)", blk.OCN)
-			}
-			ri, ok := b.rcIdx[rcKey(blk.State, blk.RateCenter)]
-			if !ok {
-				return b.rowErr(file, blk.Line, "rate_center", "unknown rate center %s %s (not in ratecenters.csv)", blk.State, blk.RateCenter)
-			}
-			row := format.BlockRow{Carrier: ci, RateCenter: ri, LRN: uint64(blk.LRN), ActivatedAt: blk.ActivatedAt}
-			if !b.w.AddBlock(blk.NPA, blk.NXX, blk.X, row) {
-				if blk.X < 0 {
-					return b.rowErr(file, blk.Line, "nxx", "code %03d-%03d listed twice", blk.NPA, blk.NXX)
-				}
-				return b.rowErr(file, blk.Line, "x", "thousands-block %03d-%03d-%d listed twice", blk.NPA, blk.NXX, blk.X)
-			}
-			b.report.Rows[file]++
-			return nil
-		})
-	})
-	if err != nil {
-		return err
+	var fromCSV map[uint32]bool // codes and blocks blocks.csv gave, when reports follow
+	if len(reports) > 0 {
+		fromCSV = map[uint32]bool{}
+	}
+	if file != "" {
+		if err := b.readBlocksCSV(file, fromCSV); err != nil {
+			return err
+		}
+	}
+	for _, f := range reports {
+		if err := b.readNumbering(f.name, fromCSV); err != nil {
+			return err
+		}
+	}
+	if file == "" {
+		file = "the numbering reports"
 	}
 	var unused []*poolEntry
 	for _, p := range b.pool {
@@ -589,6 +609,83 @@ func (b *builder) readBlocks() error {
 		}
 	}
 	return b.readNetwork()
+}
+
+// pooled sets a thousands-block's LRN and activation from its number pool
+// block record, if it has one.
+func (b *builder) pooled(npa, nxx, x int, lrn *nanp.Number, at *int64) {
+	if x < 0 {
+		return
+	}
+	if p := b.pool[uint32(npa*10000+nxx*10+x)]; p != nil {
+		*lrn, *at, p.used = nanp.Number(p.lrn), p.activatedAt, true
+	}
+}
+
+// readNumbering reads a NANPA code report or a PA thousands-block report
+// as blocks: assigned rows only. A code or block blocks.csv also gives
+// keeps blocks.csv's row.
+func (b *builder) readNumbering(file string, fromCSV map[uint32]bool) error {
+	return b.readFile(file, true, func(r io.Reader) error {
+		return source.ReadNumberingReport(r, file, b.srcOpts(), func(n *source.NumberingRecord) error {
+			if n.Status != "" && n.Status != source.StatusAssigned {
+				b.ruleSkip(file, "a code or block not assigned (Use/Status other than AS) has no holder")
+				return nil
+			}
+			key := uint32(n.NPA*10000 + n.NXX*10 + (n.X + 1))
+			if fromCSV[key] {
+				b.ruleSkip(file, "a code or block blocks.csv also gives keeps blocks.csv's row")
+				return nil
+			}
+			ci, ok := b.w.Carrier(n.OCN)
+			if !ok {
+				return b.rowErr(file, n.Line, "ocn", "unknown OCN %s", n.OCN)
+			}
+			ri, ok := b.rcIdx[rcKey(n.State, n.RateCenter)]
+			if !ok {
+				return b.rowErr(file, n.Line, "ratecenter", "unknown rate center %s %s (not in ratecenters.csv)", n.State, n.RateCenter)
+			}
+			var lrn nanp.Number
+			var at int64
+			b.pooled(n.NPA, n.NXX, n.X, &lrn, &at)
+			if !b.w.AddBlock(n.NPA, n.NXX, n.X, format.BlockRow{Carrier: ci, RateCenter: ri, LRN: uint64(lrn), ActivatedAt: at}) {
+				if n.X < 0 {
+					return b.rowErr(file, n.Line, "npa-nxx", "code %03d-%03d listed twice", n.NPA, n.NXX)
+				}
+				return b.rowErr(file, n.Line, "npa-nxx-x", "thousands-block %03d-%03d-%d listed twice", n.NPA, n.NXX, n.X)
+			}
+			b.report.Rows[file]++
+			return nil
+		})
+	})
+}
+
+func (b *builder) readBlocksCSV(file string, fromCSV map[uint32]bool) error {
+	return b.readFile(file, true, func(r io.Reader) error {
+		return source.ReadBlocks(r, file, b.srcOpts(), func(blk *source.Block) error {
+			b.pooled(blk.NPA, blk.NXX, blk.X, &blk.LRN, &blk.ActivatedAt)
+			ci, ok := b.w.Carrier(blk.OCN)
+			if !ok {
+				return b.rowErr(file, blk.Line, "ocn", "unknown OCN %s (not in carriers.csv)", blk.OCN)
+			}
+			ri, ok := b.rcIdx[rcKey(blk.State, blk.RateCenter)]
+			if !ok {
+				return b.rowErr(file, blk.Line, "rate_center", "unknown rate center %s %s (not in ratecenters.csv)", blk.State, blk.RateCenter)
+			}
+			row := format.BlockRow{Carrier: ci, RateCenter: ri, LRN: uint64(blk.LRN), ActivatedAt: blk.ActivatedAt}
+			if !b.w.AddBlock(blk.NPA, blk.NXX, blk.X, row) {
+				if blk.X < 0 {
+					return b.rowErr(file, blk.Line, "nxx", "code %03d-%03d listed twice", blk.NPA, blk.NXX)
+				}
+				return b.rowErr(file, blk.Line, "x", "thousands-block %03d-%03d-%d listed twice", blk.NPA, blk.NXX, blk.X)
+			}
+			if fromCSV != nil {
+				fromCSV[uint32(blk.NPA*10000+blk.NXX*10+(blk.X+1))] = true
+			}
+			b.report.Rows[file]++
+			return nil
+		})
+	})
 }
 
 // readNetwork checks the NPAC network data files (LRN, NPA-NXX,

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/lnpdb/lnpdb/internal/ingest/source"
 )
 
 // Kind is what a source file holds, as the build recognised it.
@@ -35,6 +37,8 @@ const (
 	KindLRN        Kind = "npac lrn"
 	KindNPANXX     Kind = "npac npa-nxx"
 	KindNPANXXX    Kind = "npac npa-nxx-x"
+
+	KindNumbering Kind = "numbering report" // NANPA codes or PA thousands-blocks
 
 	KindUnknown Kind = "not recognised"
 )
@@ -155,6 +159,9 @@ func sniff(src fs.FS, name string) (Kind, error) {
 		if err != nil {
 			return KindUnknown, nil
 		}
+	}
+	if source.IsNumberingReport(rec) {
+		return KindNumbering, nil
 	}
 	return sniffRecord(rec), nil
 }

@@ -22,6 +22,11 @@ func TestSniffExamples(t *testing.T) {
 		assert.Equal(t, want, k, name)
 	}
 	assert.Equal(t, KindUnknown, sniffRecord([]byte("tn,lrn,spid,activated_at")))
+	for _, name := range []string{"allutlzd.txt", "AllBlocksAugmentedReport.txt"} {
+		k, err := sniff(os.DirFS("../../testdata/numbering"), name)
+		require.NoError(t, err)
+		assert.Equal(t, KindNumbering, k, name)
+	}
 }
 
 func FuzzSniffRecord(f *testing.F) {

@@ -73,7 +73,12 @@ type goldenRead[T any] struct {
 
 func checkGolden[T any](t *testing.T, read readFunc[T], name string) goldenRead[T] {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(npacDir, name))
+	return checkGoldenIn(t, read, npacDir, name)
+}
+
+func checkGoldenIn[T any](t *testing.T, read readFunc[T], dir, name string) goldenRead[T] {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	require.NoError(t, err)
 	var got goldenRead[T]
 	err = read(bytes.NewReader(data), name, Options{SkipBadRows: true, OnSkip: func(e *RowError) {
@@ -86,7 +91,7 @@ func checkGolden[T any](t *testing.T, read readFunc[T], name string) goldenRead[
 	out, err := json.MarshalIndent(got, "", "  ")
 	require.NoError(t, err)
 	out = append(out, '\n')
-	golden := filepath.Join(npacDir, strings.TrimSuffix(name, ".txt")+".golden.json")
+	golden := filepath.Join(dir, strings.TrimSuffix(name, ".txt")+".golden.json")
 	if *updateGolden {
 		require.NoError(t, os.WriteFile(golden, out, 0o644))
 	}
@@ -306,6 +311,8 @@ func TestBDDAllocs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, allocs, 50.0, "9000 records")
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 func BenchmarkReadSubscriptionVersions(b *testing.B) {
 	_, p := benchData()
