@@ -20,6 +20,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.Messaging, "messaging", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
 	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
 	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
+	shape := fs.String("shape", "csv", "`csv`, or npac: ported numbers and blocks as NPAC bulk data files and NANPA/PA reports")
 	if err := parseArgs(e, fs, args, 1, "want exactly one OUT_DIR"); err != nil {
 		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 			return err
@@ -29,12 +30,24 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if *shape != "csv" && *shape != "npac" {
+		return fmt.Errorf("%w: --shape is csv or npac, not %q", errUsage, *shape)
+	}
 	cfg.Progress = e.stderr
 	dir := fs.Arg(0)
 	start := time.Now()
 	st, err := gen.Generate(ctx, dir, cfg)
 	if err != nil {
 		return err
+	}
+	if *shape == "npac" {
+		ns, err := gen.WriteNPAC(ctx, dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "npac shape: %d subscription versions, %d pool blocks, %d SPIDs, %d codes, %d blocks in %s, %s, %s, %s, %s\n",
+			ns.SubscriptionVersions, ns.PoolBlocks, ns.SPIDs, ns.Codes, ns.Blocks,
+			gen.FileNPACSV, gen.FileNPACPool, gen.FileNPACSPID, gen.FileNANPACodes, gen.FilePABlockReport)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: %d carriers, %d rate centers, %d codes (%d block rows), %d LRNs, %d ported, %d messaging, %d cnam, %d trust; %s in %s\n",
 		dir, st.Carriers, st.RateCenters, st.Codes, st.Blocks, st.LRNs, st.Ported, st.Messaging, st.CNAM, st.Trust,

@@ -286,3 +286,38 @@ func TestNumberingReportsAndBDD(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Block.Assigned, "303-557 is not assigned (Use UA)")
 }
+
+// TestGenNPACShapeBuildsTheSameTable: gen's world written in the NPAC and
+// numbering report shapes (gen.WriteNPAC, lnpdb gen --shape npac) builds
+// the same table, byte for byte, as its CSVs.
+func TestGenNPACShapeBuildsTheSameTable(t *testing.T) {
+	ctx := context.Background()
+	cfg := gen.Config{Seed: 7, Ported: 100_000, Messaging: gen.DefaultMessaging, CNAM: gen.DefaultCNAM, Trust: gen.DefaultTrust}
+	csvDir, npacDir := t.TempDir(), t.TempDir()
+	_, err := gen.Generate(ctx, csvDir, cfg)
+	require.NoError(t, err)
+	_, err = gen.Generate(ctx, npacDir, cfg)
+	require.NoError(t, err)
+	st, err := gen.WriteNPAC(ctx, npacDir)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100_000), st.SubscriptionVersions)
+	assert.Positive(t, st.PoolBlocks)
+
+	out := t.TempDir()
+	a, b := filepath.Join(out, "csv.lnpdb"), filepath.Join(out, "npac.lnpdb")
+	_, err = build.Build(ctx, os.DirFS(csvDir), a, build.Options{BuiltAt: testdb.BuiltAt})
+	require.NoError(t, err)
+	rep, err := build.Build(ctx, os.DirFS(npacDir), b, build.Options{BuiltAt: testdb.BuiltAt})
+	require.NoError(t, err)
+	kinds := map[build.Kind]int{}
+	for _, f := range rep.Files {
+		kinds[f.Kind]++
+	}
+	assert.Equal(t, map[build.Kind]int{build.KindCarriers: 1, build.KindRateCenters: 1, build.KindMessaging: 1, build.KindCNAM: 1,
+		build.KindTrust: 1, build.KindSV: 1, build.KindPoolBlocks: 1, build.KindSPID: 1, build.KindNumbering: 2}, kinds)
+	ab, err := os.ReadFile(a)
+	require.NoError(t, err)
+	bb, err := os.ReadFile(b)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(ab, bb), "tables differ: %d and %d bytes", len(ab), len(bb))
+}
