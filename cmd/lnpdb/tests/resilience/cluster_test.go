@@ -223,19 +223,6 @@ func (n *node) kill() {
 	n.cmd = nil
 }
 
-// stop stops the process with SIGTERM and waits for a clean exit.
-func (n *node) stop(t *testing.T) {
-	t.Helper()
-	require.NoError(t, n.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-n.exit:
-		require.NoError(t, err, "%s exited badly", n.name)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not stop on SIGTERM", n.name)
-	}
-	n.cmd = nil
-}
-
 // lookup posts one REST LRN lookup with key and returns its status and
 // body (status 0: no answer reached the client).
 func (n *node) lookup(key, number string) (int, []byte) {

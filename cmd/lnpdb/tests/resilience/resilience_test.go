@@ -334,7 +334,7 @@ func TestResilience(t *testing.T) {
 		}{{"/bomb.lnpdb.zst", 30 * time.Second}, {"/trailing.lnpdb", 30 * time.Second}, {"/trickle.lnpdb", 90 * time.Second}} {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "us.lnpdb")
-			cmd := exec.Command(lnpdbBinary(t), "pull", origin.URL+c.path, out)
+			cmd := exec.Command(lnpdbBinary(t), "pull", "--db", out, origin.URL+c.path)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			peak := int64(0)
