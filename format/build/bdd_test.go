@@ -263,7 +263,7 @@ func TestNumberingReportsAndBDD(t *testing.T) {
 	assert.Equal(t, []string{
 		"AllBlocksAugmentedReport.txt: numbering report 3/1", "active.nbp.txt: npac number pool blocks 3/0",
 		"active.sv.txt: npac subscription versions 5/0", "allutlzd.txt: numbering report 2/1",
-		"npanxx.txt: npac npa-nxx 2/0", "ratecenters.csv: rate centers 1/0", "spid.txt.zst: npac spid 2/2",
+		"npanxx.txt: npac npa-nxx 2/0", "ratecenters.csv: rate centers 1/0", "spid.txt.zst: npac spid 4/0",
 	}, got)
 
 	db, err := format.Open(out)
@@ -272,7 +272,7 @@ func TestNumberingReportsAndBDD(t *testing.T) {
 	r, err := db.Get(3035551003, format.FieldPorted)
 	require.NoError(t, err)
 	assert.Equal(t, "13035550000", r.Ported.LRN, "a subscription version")
-	assert.Equal(t, "EXAMPLE WIRELINE CO", r.Ported.Carrier.Name, "the NANPA report's company for SPID 0001")
+	assert.Equal(t, "Example Wireline Co", r.Ported.Carrier.Name, "the SPID file names SPID 0001 before the NANPA report")
 	r, err = db.Get(3035552999, format.FieldPorted)
 	require.NoError(t, err)
 	assert.False(t, r.Ported.OK)

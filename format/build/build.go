@@ -394,8 +394,11 @@ func (b *builder) required(k Kind, name string) (string, error) {
 	return "", fmt.Errorf("format: required source file %s is missing", name)
 }
 
-// readCarriers reads carriers.csv and the NPAC SPID files: one of the two
-// is required. A SPID carriers.csv already has keeps carriers.csv's row.
+// readCarriers reads carriers.csv, the NPAC SPID files and the OCNs of the
+// numbering reports, in that order: one of them is required, and a carrier
+// an earlier source names keeps that source's row (carriers.csv has the
+// carrier type and messaging defaults, a SPID file the type, a report
+// neither).
 func (b *builder) readCarriers() error {
 	spids := b.named(KindSPID)
 	file := b.one(KindCarriers)
@@ -416,9 +419,6 @@ func (b *builder) readCarriers() error {
 			return err
 		}
 	}
-	if err := b.reportCarriers(); err != nil {
-		return err
-	}
 	for _, f := range spids {
 		err := b.readFile(f.name, true, func(r io.Reader) error {
 			return source.ReadServiceProviders(r, f.name, b.srcOpts(), func(sp *source.ServiceProvider) error {
@@ -435,7 +435,8 @@ func (b *builder) readCarriers() error {
 			return err
 		}
 	}
-	return nil
+	// Last, as they say least: no carrier type.
+	return b.reportCarriers()
 }
 
 // reportCarriers adds the OCNs of the numbering reports' assigned codes and
