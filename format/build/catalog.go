@@ -1,9 +1,9 @@
 package build
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -141,29 +141,31 @@ func sniff(src fs.FS, name string) (Kind, error) {
 	defer f.Close()
 	r, closeZ, err := decompress(name, f)
 	if err != nil {
-		return KindUnknown, nil // not what its suffix says: not ours
+		return "", fmt.Errorf("format: %w", err) // a .gz that is no gzip is damaged, not foreign
 	}
 	defer closeZ()
-	br := bufio.NewReaderSize(io.LimitReader(r, 1<<16), 1<<16)
-	var rec []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if i := bytes.IndexByte(line, '\r'); i >= 0 {
-			line = line[:i]
-		}
-		line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		if len(bytes.TrimSpace(line)) > 0 {
-			rec = bytes.TrimRight(line, "\n")
-			break
-		}
-		if err != nil {
-			return KindUnknown, nil
-		}
+	buf := make([]byte, 1<<16)
+	n, err := io.ReadFull(r, buf)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", fmt.Errorf("format: %s: %w", name, err)
 	}
-	if source.IsNumberingReport(rec) {
-		return KindNumbering, nil
+	buf = bytes.TrimPrefix(buf[:n], []byte("\ufeff"))
+	for len(buf) > 0 {
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			i = len(buf)
+		}
+		rec := buf[:i]
+		buf = buf[min(i+1, len(buf)):]
+		if len(bytes.TrimSpace(rec)) == 0 {
+			continue
+		}
+		if source.IsNumberingReport(rec) {
+			return KindNumbering, nil
+		}
+		return sniffRecord(rec), nil
 	}
-	return sniffRecord(rec), nil
+	return KindUnknown, nil
 }
 
 func sniffRecord(rec []byte) Kind {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,4 +42,22 @@ func FuzzSniffRecord(f *testing.F) {
 		k := sniffRecord(rec)
 		require.NotEmpty(t, k)
 	})
+}
+
+// TestSniffDamagedAndBlankFirst: a compressed file that does not
+// decompress is an error, not a foreign file; a CR file whose first
+// records are blank is recognised by its first record with fields.
+func TestSniffDamagedAndBlankFirst(t *testing.T) {
+	fsys := fstest.MapFS{
+		"sv.dat.gz":  {Data: []byte("not gzip at all")},
+		"sv.dat.zst": {Data: []byte("not zstd at all, long enough to be read as a frame")},
+		"cr.dat":     {Data: []byte("\r\r  \r1|2025550123|2025550000|AB1C|20240102030405\r")},
+	}
+	_, err := sniff(fsys, "sv.dat.gz")
+	assert.ErrorContains(t, err, "sv.dat.gz")
+	_, err = sniff(fsys, "sv.dat.zst")
+	assert.Error(t, err)
+	k, err := sniff(fsys, "cr.dat")
+	require.NoError(t, err)
+	assert.Equal(t, KindSV, k)
 }
