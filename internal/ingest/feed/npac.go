@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/ingest/source"
@@ -15,14 +16,27 @@ import (
 const NPACContentType = "application/x-npac-bdd"
 
 // ReadNPAC reads an NPAC "latest view" subscription version file (docs/DATA.md,
-// NPAC bulk data download files) as an update feed, calling fn with each
-// update in order: download reason new is an add (A), modify an update
-// (U), delete a delete (D). A version with LNP Type pool is a pooled
-// number, answered by its block, and is not an update; it is passed over.
-// A reason that is not an activity (success/fail, or none) is an error, as
-// is any bad record: the first stops the read, naming its line and field.
+// NPAC bulk data download files) as an update feed: download reason new is
+// an add (A), modify an update (U), delete a delete (D). A version with LNP
+// Type pool is a pooled number, answered by its block, and is not an
+// update; it is passed over. A reason that is not an activity
+// (success/fail, or none) is an error, as is any bad record: the first
+// stops the read, naming its line and field, before fn is called at all.
+//
+// The file lists each subscription version's latest state once, in no
+// order the format promises, and a number may have two versions in it (the
+// one disconnected and the one activated after it). fn is called in
+// Version Id order — the order the NPAC created the versions in — and in
+// file order for equal ids, so that a number ends as its newest version
+// leaves it. The file's updates are held in memory until then (a latest
+// view is a day's or an hour's activity).
 func ReadNPAC(r io.Reader, name string, fn func(format.Update) error) error {
-	return source.ReadSubscriptionVersions(r, name, source.Options{}, func(v *source.SV) error {
+	type versioned struct {
+		id uint64
+		u  format.Update
+	}
+	var all []versioned
+	err := source.ReadSubscriptionVersions(r, name, source.Options{}, func(v *source.SV) error {
 		if v.LNPType == source.LNPTypePool {
 			return nil
 		}
@@ -42,8 +56,19 @@ func ReadNPAC(r io.Reader, name string, fn func(format.Update) error) error {
 			return &source.RowError{File: name, Line: v.Line, Column: "download_reason",
 				Reason: "not an activity (0 new, 1 delete, 2 modify): " + reason}
 		}
-		return fn(format.Update{Action: a, TN: uint64(v.TN), LRN: uint64(v.LRN), SPID: v.SPID, ActivatedAt: v.ActivatedAt})
+		all = append(all, versioned{v.VersionID, format.Update{Action: a, TN: uint64(v.TN), LRN: uint64(v.LRN), SPID: v.SPID, ActivatedAt: v.ActivatedAt}})
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].id < all[j].id })
+	for _, v := range all {
+		if err := fn(v.u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ParseNPAC parses a whole latest-view file (see ReadNPAC).

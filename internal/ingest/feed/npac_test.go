@@ -2,6 +2,7 @@ package feed
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 const latestView = "../../../testdata/npac/latest.sv.txt"
 
 // TestReadNPACLatestView: the latest-view example's download reasons
-// become A, A, U, D, in order, and the same file reads the same through
+// become A, U, D, A in Version Id order, and the same file reads the same through
 // ReadAny and with LF line ends.
 func TestReadNPACLatestView(t *testing.T) {
 	body, err := os.ReadFile(latestView)
@@ -24,10 +25,10 @@ func TestReadNPACLatestView(t *testing.T) {
 	require.NoError(t, err)
 	want := []format.Update{
 		{Action: format.Add, TN: 3035551000, LRN: 3035550000, SPID: "0001", ActivatedAt: 1730419200},
-		{Action: format.Add, TN: 3035551005, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419260},
 		{Action: format.Modify, TN: 3035551001, LRN: 3035550001, SPID: "0001", ActivatedAt: 1730419320},
 		{Action: format.Delete, TN: 3035551002, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419380},
-	}
+		{Action: format.Add, TN: 3035551005, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419260},
+	} // in Version Id order: 1, 2, 3, 6
 	assert.Equal(t, want, ups)
 	checkUpdates(t, ups)
 
@@ -80,4 +81,21 @@ func FuzzParseNPAC(f *testing.F) {
 			require.Equal(t, ups, again)
 		}
 	})
+}
+
+// TestReadNPACVersionOrder: a number's two versions in one latest-view
+// file are applied oldest first (by Version Id), whatever the file's order,
+// so the number ends as its newest version leaves it.
+func TestReadNPACVersionOrder(t *testing.T) {
+	rec := func(id int, tn, reason string) string {
+		return fmt.Sprintf("%d|%s|3035550000|0001|20241101000000||||||||||||0|%s\r", id, tn, reason)
+	}
+	body := rec(200, "3035551000", "0") + rec(150, "3035551001", "2") + rec(100, "3035551000", "1")
+	ups, err := ParseNPAC([]byte(body))
+	require.NoError(t, err)
+	var got []string
+	for _, u := range ups {
+		got = append(got, fmt.Sprintf("%c %d", u.Action, u.TN))
+	}
+	assert.Equal(t, []string{"D 3035551000", "U 3035551001", "A 3035551000"}, got)
 }
