@@ -25,6 +25,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/tracing"
 	"github.com/lnpdb/lnpdb/format"
 )
 
@@ -58,6 +59,7 @@ const (
 type serveFlags struct {
 	dbPath, addr, keysPath, accountsDSN, metricsAddr string
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
+	otlpEndpoint                                     string
 	devKey, accessLog, h2c                           bool
 	limit, compactAt                                 int
 	leaseTTL, watchEvery, accountsTimeout            time.Duration
@@ -88,6 +90,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `file` (PEM) of --tls-cert")
 	fs.BoolVar(&f.h2c, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
+	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces of the HTTP API's requests to this OTLP/HTTP collector `URL` (http://HOST:4318; default: no traces)")
 	f.dips = addDipFlags(fs)
 	f.redis = addRedisFlags(fs)
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
@@ -335,6 +338,20 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	}
 	if f.logFormat == "json" {
 		cfg.AccessLogTo = s.logOut // the same lines as through s.log, encoded faster
+	}
+	if f.otlpEndpoint != "" {
+		tracer, shutdown, err := tracing.Start(context.Background(), f.otlpEndpoint, cfg.Build.Version)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg.Tracer = tracer
+		s.onClose(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdown(ctx); err != nil {
+				s.log.Error("flushing traces to --otlp-endpoint", "error", err)
+			}
+		})
 	}
 	rl, err := f.redis.open(s.log, s.reg)
 	if err != nil {

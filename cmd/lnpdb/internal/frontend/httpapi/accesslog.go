@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -9,7 +10,8 @@ import (
 
 // accessRecord is the access log's record of a finished request: "request",
 // at the time it ended, with the method, path, status, duration, bytes,
-// key id, remote address and request id.
+// key id, remote address, request id and, for a traced request, its W3C
+// trace-id and span-id.
 func accessRecord(rec *recorder, r *http.Request, end time.Time, d time.Duration) slog.Record {
 	lr := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	lr.AddAttrs(
@@ -22,6 +24,9 @@ func accessRecord(rec *recorder, r *http.Request, end time.Time, d time.Duration
 		slog.String("remote", r.RemoteAddr))
 	if id := r.Header["X-Request-Id"]; len(id) > 0 {
 		lr.AddAttrs(slog.String("request_id", clip(id[0])))
+	}
+	if rec.traced {
+		lr.AddAttrs(slog.String("trace_id", rec.traceID.String()), slog.String("span_id", rec.spanID.String()))
 	}
 	return lr
 }
@@ -63,6 +68,12 @@ func appendAccessJSON(b []byte, rec *recorder, r *http.Request, end time.Time, d
 	if len(v) > 0 {
 		b = append(b, `","request_id":"`...)
 		b = append(b, id...)
+	}
+	if rec.traced {
+		b = append(b, `","trace_id":"`...)
+		b = hex.AppendEncode(b, rec.traceID[:])
+		b = append(b, `","span_id":"`...)
+		b = hex.AppendEncode(b, rec.spanID[:])
 	}
 	return append(b, "\"}\n"...), true
 }

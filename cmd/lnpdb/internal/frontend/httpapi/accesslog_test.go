@@ -29,6 +29,15 @@ func FuzzAccessLogJSON(f *testing.F) {
 			r.Header["X-Request-Id"] = []string{id}
 		}
 		rec := &recorder{status: status, bytes: n, keyID: key}
+		if n&1 == 1 { // traced: the ids from the other inputs' bits
+			rec.traced = true
+			for i := range rec.traceID {
+				rec.traceID[i] = byte(sec >> (i % 8 * 8))
+			}
+			for i := range rec.spanID {
+				rec.spanID[i] = byte(nsec >> (i * 8))
+			}
+		}
 		end := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(18*3600)))
 		d := time.Duration(dur)
 

@@ -93,14 +93,23 @@
 // # Logs
 //
 // With [Config.AccessLog], one line per request: method, path, status,
-// duration, bytes, the key's id (never the key), the remote address and the
-// request id; with [Config.AccessLogTo], those lines as JSON, written
+// duration, bytes, the key's id (never the key), the remote address, the
+// request id and, for a request with a valid W3C traceparent (or any request
+// when [Config.Tracer] is set), its trace-id and span-id; with [Config.AccessLogTo], those lines as JSON, written
 // without slog's generic encoding.
 // [LogWriter] batches log lines so that they do not cost a system call each,
 // and never makes a request wait for a slow or stuck log output: past a
 // bounded buffer it drops lines, counts them (exported by
 // [Metrics.RegisterLogWriter] as lnpdb_log_lines_dropped_total) and writes a
 // notice of how many once the output reads again.
+//
+// # Traces
+//
+// A traceparent header is parsed as W3C Trace Context says (traceparent.go)
+// and an invalid one ignored. With [Config.Tracer], each request is a server
+// span named after its route, the child of the caller's span when the
+// header is valid; without it nothing is traced, and a valid header only
+// reaches the access log, with a span id of the request's own.
 //
 // # Tables
 //

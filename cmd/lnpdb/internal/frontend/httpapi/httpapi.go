@@ -17,6 +17,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/redislimit"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
@@ -81,6 +84,11 @@ type Config struct {
 	Ready []Check
 	// Build is the binary's identity, reported by GET /api/v1/status.
 	Build buildinfo.Info
+	// Tracer, when set, makes a server span of every request, a child of
+	// the caller's span when the request carries a valid W3C traceparent
+	// (serve --otlp-endpoint). Without it, a valid traceparent is still
+	// logged: its trace-id, and a span id of the request's own.
+	Tracer trace.Tracer
 }
 
 // Accounts charges answered lookups to the key's prepaid account (the hosted
@@ -153,6 +161,7 @@ type Handler struct {
 	updlog   func() updatelog.Status
 	ready    []Check
 	build    buildinfo.Info
+	tracer   trace.Tracer
 	gql      *executor.Executor
 	apq      graphql.Cache[string]   // the persisted queries of gql
 	plans    graphql.Cache[*lrnPlan] // documents answered without gql (gqlplan.go)
@@ -194,6 +203,7 @@ func New(cfg Config) (*Handler, error) {
 		updlog:   cfg.UpdateLog,
 		ready:    cfg.Ready,
 		build:    cfg.Build,
+		tracer:   cfg.Tracer,
 		mux:      newRoutes(),
 	}
 	if h.limiter == nil {
@@ -299,7 +309,11 @@ type recorder struct {
 	bytes  int
 	route  string
 	keyID  string
-	line   []byte // the access log line, kept with the pooled recorder
+	// The request's place in a W3C trace, when traced: logged.
+	traced  bool
+	traceID trace.TraceID
+	spanID  trace.SpanID
+	line    []byte // the access log line, kept with the pooled recorder
 	// post: the request is a POST, whose answers no cache stores without
 	// explicit freshness and a Content-Location (RFC 9110 §9.3.3), which
 	// they never have; so they carry no Cache-Control. Any other method's
@@ -366,6 +380,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := recorders.Get().(*recorder)
 	*rec = recorder{ResponseWriter: w, route: "other", post: r.Method == http.MethodPost, payments: rec.payments, held: rec.held}
+	var span trace.Span
+	if h.tracer != nil {
+		r, span = h.startSpan(rec, r)
+	} else if tp := header(r.Header, "Traceparent"); tp != "" {
+		if sc, ok := parseTraceparent(tp); ok {
+			rec.traced, rec.traceID, rec.spanID = true, sc.TraceID, newSpanID()
+		}
+	}
 	defer func() {
 		v := recover()
 		if rec.paid() {
@@ -373,6 +395,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		recoverRequest(v, h.log, rec, r)
 		h.done(rec, r, start)
+		if span != nil {
+			endSpan(span, rec, r.Method)
+		}
 		held := rec.held[:0]
 		if cap(held) > maxPooledJSON {
 			held = nil
@@ -425,6 +450,39 @@ func (w *recorder) settle(r *http.Request, ok bool) {
 		p.Settle(delivered)
 	}
 	w.payments = payments[:0]
+}
+
+// startSpan starts the server span of r, the child of the span its
+// traceparent names (with its tracestate) when that is valid, and returns r
+// with the span in its context.
+func (h *Handler) startSpan(rec *recorder, r *http.Request) (*http.Request, trace.Span) {
+	ctx := r.Context()
+	if sc, ok := parseTraceparent(header(r.Header, "Traceparent")); ok {
+		sc.TraceState, _ = trace.ParseTraceState(header(r.Header, "Tracestate")) // a bad tracestate is dropped, the traceparent kept
+		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(sc))
+	}
+	ctx, span := h.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", clip(r.URL.Path))))
+	sc := span.SpanContext()
+	rec.traced, rec.traceID, rec.spanID = true, sc.TraceID(), sc.SpanID()
+	return r.WithContext(ctx), span
+}
+
+// endSpan names the span after its route, as OpenTelemetry's HTTP
+// conventions do ("POST /api/v1/lrn"), records the answer and ends it.
+func endSpan(span trace.Span, rec *recorder, method string) {
+	if rec.route != "other" {
+		span.SetName(method + " " + rec.route)
+		span.SetAttributes(attribute.String("http.route", rec.route))
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", rec.status))
+	if rec.keyID != "" {
+		span.SetAttributes(attribute.String("lnpdb.key_id", rec.keyID))
+	}
+	if rec.status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(rec.status))
+	}
+	span.End()
 }
 
 // dispatch runs the route of mux that r asks for, naming it on rec.
