@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/jsonbody"
 )
 
 // AdminConfig configures the accounts admin API. Store and Authorize are
@@ -182,19 +184,28 @@ func (a *Admin) handle(fn func(*http.Request) (int, any, error)) http.Handler {
 	})
 }
 
+// writeJSON writes v as the lookup API writes its bodies (package
+// jsonbody): compact, one line, no HTML escaping.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_ = jsonbody.NewEncoder(&b).Encode(v)
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
 
+// errBody is the error body of the lookup API (CONTRACT §6), its fields in
+// that API's order.
+type errBody struct {
+	Error   string `json:"error"`
+	Code    string `json:"code"`
+	Details string `json:"details"`
+}
+
 func writeErr(w http.ResponseWriter, status int, msg, code, details string) {
-	writeJSON(w, status, map[string]string{"error": msg, "code": code, "details": details})
+	writeJSON(w, status, &errBody{msg, code, details})
 }
 
 // decode reads a JSON object body of at most 64 KiB into v.

@@ -89,10 +89,10 @@ func TestAdminAPI(t *testing.T) {
 			t.Fatalf("credit again: %d %s", code, body)
 		}
 		code, p, body := c.do("PUT", "/admin/v1/accounts/"+id+"/prices/lrn", `{"price":"0.0008"}`)
-		if code != 200 || !strings.Contains(body, `"price_micros": 800`) {
+		if code != 200 || !strings.Contains(body, `"price_micros":800`) {
 			t.Fatalf("set price: %d %s %v", code, body, p)
 		}
-		if code, _, body = c.do("PUT", "/admin/v1/prices/cnam", `{"price":"0.004"}`); code != 200 || !strings.Contains(body, `"price_micros": 4000`) {
+		if code, _, body = c.do("PUT", "/admin/v1/prices/cnam", `{"price":"0.004"}`); code != 200 || !strings.Contains(body, `"price_micros":4000`) {
 			t.Fatalf("set default price: %d %s", code, body)
 		}
 		code, v, body := c.do("GET", "/admin/v1/accounts/"+id, "")
@@ -162,4 +162,25 @@ func TestAdminAPI(t *testing.T) {
 			t.Fatalf("refused price changed the defaults: %v", p)
 		}
 	})
+}
+
+// TestAdminJSONStyle: the accounts admin API writes JSON as the lookup API
+// does — compact, one line, errors {"error","code","details"} in that
+// order, "<ADMIN_KEY>" not HTML-escaped.
+func TestAdminJSONStyle(t *testing.T) {
+	a, err := NewAdmin(AdminConfig{Store: newBolt(t), Authorize: func(tok string) bool { return tok == "admin-secret" },
+		NewKey: func() (string, [32]byte) { return "k", hash("k") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveAdmin(t, a)
+	_, _, body := c.doKey("", "GET", "/admin/v1/accounts", "")
+	if want := `{"error":"Missing API key","code":"MISSING_API_KEY","details":"Send the header Authorization: Bearer <ADMIN_KEY>"}` + "\n"; body != want {
+		t.Errorf("error body:\n got %q\nwant %q", body, want)
+	}
+	c.do("POST", "/admin/v1/accounts", `{"name":"A&B <x>"}`)
+	_, _, body = c.do("GET", "/admin/v1/accounts", "")
+	if strings.Count(body, "\n") != 1 || !strings.HasSuffix(body, "\n") || !strings.Contains(body, `"A&B <x>"`) {
+		t.Errorf("not one compact line without HTML escaping: %q", body)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/jsonbody"
 
 	"github.com/lnpdb/lnpdb/lrn"
 )
@@ -103,11 +104,7 @@ func appendWireTime(b []byte, t lnpdb.Time) []byte {
 // the bodies are application/json, never HTML, and "<API_KEY>" or "AT&T"
 // read as they are. The hand-written encoders (appendLRN, appendErrorBody,
 // writeGraphQL's usual answer) write its bytes.
-func newJSONEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
-}
+func newJSONEncoder(w io.Writer) *json.Encoder { return jsonbody.NewEncoder(w) }
 
 // appendString appends s as a JSON string, as newJSONEncoder writes it. The
 // strings of a table are plain printable ASCII almost always and are copied
