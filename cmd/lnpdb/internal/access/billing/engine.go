@@ -406,7 +406,7 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 				return nil, ctx.Err()
 			case <-t.C:
 			}
-			gen = 0
+			// A sync another lookup ran meanwhile serves this one too.
 		}
 		synced, err := e.syncBy(ctx, deadline, a, gen)
 		switch {
