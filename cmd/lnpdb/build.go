@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"syscall"
 	"text/tabwriter"
 	"time"
 	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
@@ -80,18 +78,6 @@ func maxMemory(mib int64) int64 {
 		return -1
 	}
 	return max(1, mib<<20) // 0 MiB spills everything, where 0 bytes would mean the default
-}
-
-// peakRSS is the process's peak resident set size in bytes, 0 if unknown.
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	if runtime.GOOS == "darwin" {
-		return ru.Maxrss
-	}
-	return ru.Maxrss * 1024
 }
 
 func humanBytes(n int64) string {

@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
@@ -404,7 +403,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	hupCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.onClose(stop)
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	notifyReload(hup, s.log)
 	s.onClose(func() { signal.Stop(hup) })
 	go func() {
 		for {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,13 +72,6 @@ func (s *serving) awaitCount(t *testing.T, want string, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return strings.Count(s.stderr.String(), want) >= n },
 		30*time.Second, 10*time.Millisecond, "waiting for %q ×%d in: %s", want, n, s.stderr.String())
-}
-
-// sighup sends this process, in which serve runs, SIGHUP: serve's signal
-// to reload its files.
-func sighup(t *testing.T) {
-	t.Helper()
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
 }
 
 // stop cancels serve's context and returns its exit status.

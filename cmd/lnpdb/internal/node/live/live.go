@@ -15,7 +15,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,9 +119,7 @@ func statID(path string) (fileID, error) {
 		return fileID{}, err
 	}
 	id := fileID{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), st.Ino
-	}
+	id.dev, id.ino = devIno(fi)
 	return id, nil
 }
 

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -65,15 +65,18 @@ func (s *Server) Stop() {
 // what a hung or overloaded Redis looks like to its clients. Resume lets it
 // go on.
 func (s *Server) Pause() {
+	if pauseSignal == nil {
+		s.t.Skip("testredis: pausing a process needs SIGSTOP, which " + runtime.GOOS + " does not have")
+	}
 	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+		_ = s.cmd.Process.Signal(pauseSignal)
 	}
 }
 
 // Resume continues a paused server (SIGCONT).
 func (s *Server) Resume() {
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	if s.cmd != nil && resumeSignal != nil {
+		_ = s.cmd.Process.Signal(resumeSignal)
 	}
 }
 
