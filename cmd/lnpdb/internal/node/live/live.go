@@ -303,8 +303,20 @@ func newMetrics(reg prometheus.Registerer, db *format.DB) (*metrics, error) {
 	huge := metric.GaugeFunc("lnpdb_table_huge_page_bytes",
 		"Bytes of the table mapped by 2 MiB pages; -1 where the system cannot tell. Lookups on small pages pay a page-table walk each.",
 		func() float64 { return float64(db.HugePageBytes()) })
-	if err := metric.Register(reg, m.reloads, m.compactions, m.setAsideTotal, huge); err != nil {
+	// The table's age: what an alert on a table that stopped being
+	// replaced reads, the same on an origin as on a node that pulls.
+	built := metric.GaugeFunc("lnpdb_table_built_timestamp_seconds",
+		"When the table served was written (its header's build time), in seconds since the Unix epoch.",
+		func() float64 { return float64(db.Info().BuiltAt.Unix()) })
+	if err := metric.Register(reg, m.reloads, m.compactions, m.setAsideTotal, huge, built); err != nil {
 		return nil, err
+	}
+	// Each result is exported from the start at 0, so that the first
+	// failure is an increase a rate or an alert sees, not a series that
+	// appears already at 1.
+	for _, result := range []string{"ok", "failed"} {
+		m.reloads.WithLabelValues(result)
+		m.compactions.WithLabelValues(result)
 	}
 	return m, nil
 }

@@ -106,3 +106,32 @@ func TestHugePageGauge(t *testing.T) {
 	require.NoError(t, db.Close())
 	assert.Equal(t, -1.0, gauge(), "closed")
 }
+
+// TestMetricsFromTheStart: the table's build time is a gauge, and every
+// reload and compaction result is exported at 0 before the first one, so
+// that an alert on increase(...{result="failed"}) sees the first failure.
+func TestMetricsFromTheStart(t *testing.T) {
+	_, db := openMini(t)
+	reg := prometheus.NewRegistry()
+	r, err := Start(Config{DB: db, Registerer: reg})
+	require.NoError(t, err)
+	defer r.Stop()
+	for _, name := range []string{"lnpdb_table_reloads_total", "lnpdb_compactions_total"} {
+		for _, result := range []string{"ok", "failed"} {
+			n, err := testutil.GatherAndCount(reg, name)
+			require.NoError(t, err)
+			assert.Equal(t, 2, n, "%s has a series per result", name)
+			assert.Zero(t, testutil.ToFloat64(r.metrics.reloads.WithLabelValues(result)))
+		}
+	}
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var built float64
+	for _, mf := range mfs {
+		if mf.GetName() == "lnpdb_table_built_timestamp_seconds" {
+			built = mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	assert.Equal(t, float64(db.Info().BuiltAt.Unix()), built)
+	assert.Positive(t, built)
+}
