@@ -56,6 +56,7 @@ var commandTable = []command{
 	{"compact", "fold a table's pending updates into a new file, atomically", runCompact, nil},
 	{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion, []string{"bash", "zsh", "fish"}},
 	{"gen", "write a synthetic source directory of any size (for benchmarks and demos)", runGen, nil},
+	{"healthcheck", "exit 0 if a server's /api/v1/status says ok (for container health checks): healthcheck [URL]", runHealthcheck, nil},
 	{"inspect", "describe a table: sections, counts, sizes, checksums: inspect --db FILE", runInspect, nil},
 	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", runJournal, []string{"check", "recover"}},
 	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", runKey, []string{"new", "list", "revoke"}},

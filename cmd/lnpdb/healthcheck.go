@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// defaultHealthURL is the status of a server on serve's default --addr.
+const defaultHealthURL = "http://127.0.0.1:8080/api/v1/status"
+
+// runHealthcheck is lnpdb healthcheck [URL]: exit 0 when a server's
+// /api/v1/status answers 200 with status "ok", 1 otherwise, saying why. It
+// is what a container's HEALTHCHECK or a supervisor runs where the image
+// holds lnpdb and nothing else (no curl, no shell).
+func runHealthcheck(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "healthcheck", "[URL]")
+	timeout := fs.Duration("timeout", 5*time.Second, "give up after this `duration`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: want at most one URL", errUsage)
+	}
+	url := defaultHealthURL
+	if fs.NArg() == 1 {
+		url = fs.Arg(0)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s: reading the answer: %w", url, err)
+	}
+	var st struct {
+		Status string `json:"status"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	if err := json.Unmarshal(body, &st); err != nil || st.Status != "ok" {
+		return fmt.Errorf("%s: status %q, want \"ok\"", url, st.Status)
+	}
+	fmt.Fprintf(e.stdout, "%s: ok\n", url)
+	return nil
+}

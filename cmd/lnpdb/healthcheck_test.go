@@ -1,0 +1,52 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHealthcheck: exit 0 only for a 200 whose status is "ok"; anything
+// else, an unreachable server included, is exit 1 with the reason.
+func TestHealthcheck(t *testing.T) {
+	var code int
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "/api/v1/status", r.URL.Path)
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	url := srv.URL + "/api/v1/status"
+
+	code, body = http.StatusOK, `{"status":"ok","table":{"version":3}}`
+	got, out, errs := runCmd(t, "healthcheck", url)
+	require.Equal(t, 0, got, errs)
+	assert.Equal(t, url+": ok\n", out)
+
+	for _, c := range []struct {
+		code int
+		body string
+		want string
+	}{
+		{http.StatusServiceUnavailable, `{"status":"ok"}`, "503 Service Unavailable"},
+		{http.StatusOK, `{"status":"no table"}`, `status "no table", want "ok"`},
+		{http.StatusOK, `not json`, `status "", want "ok"`},
+	} {
+		code, body = c.code, c.body
+		got, _, errs := runCmd(t, "healthcheck", url)
+		assert.Equal(t, 1, got)
+		assert.Contains(t, errs, c.want)
+	}
+
+	srv.Close()
+	got, _, errs = runCmd(t, "healthcheck", "--timeout", "2s", url)
+	assert.Equal(t, 1, got)
+	assert.Contains(t, errs, "connection refused")
+
+	got, _, _ = runCmd(t, "healthcheck", url, url)
+	assert.Equal(t, 2, got)
+}
