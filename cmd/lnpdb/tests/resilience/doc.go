@@ -17,6 +17,7 @@
 // lookups it answered since its last sync uncharged: never more charged
 // than delivered), and that the nodes agree on every updated number.
 //
-// It skips, saying which Debian package is missing, without postgresql or
-// redis-server, and with -short.
+// It runs on Linux (prlimit, /proc, SIGSTOP); it skips, saying which
+// Debian package is missing, without postgresql or redis-server, and with
+// -short.
 package resilience

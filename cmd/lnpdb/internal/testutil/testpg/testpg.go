@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -247,18 +246,21 @@ func (s *Server) Start(t testing.TB) {
 // which sends SIGCONT; the test's end thaws too.
 func (s *Server) Freeze(t testing.TB) (thaw func()) {
 	t.Helper()
+	if !canFreeze {
+		t.Skip("skipping: freezing PostgreSQL needs SIGSTOP, which this system lacks")
+	}
 	pids, err := s.s.pids()
 	if err != nil {
 		t.Fatalf("finding PostgreSQL's processes: %v", err)
 	}
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGSTOP)
+		_ = stopProcess(pid)
 	}
 	var once sync.Once
 	thaw = func() {
 		once.Do(func() {
 			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGCONT)
+				_ = continueProcess(pid)
 			}
 		})
 	}
