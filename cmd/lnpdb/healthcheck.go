@@ -19,7 +19,7 @@ const defaultHealthURL = "http://127.0.0.1:8080/api/v1/status"
 func runHealthcheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "healthcheck", "[URL]")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this `duration`")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
