@@ -22,7 +22,8 @@ type Info struct {
 	// pseudo-version, or "(devel)" for a build from a work tree.
 	Version string `json:"version"`
 	// Revision is the VCS commit built, with "-dirty" when the work tree
-	// had changes; "" when the build did not record it (go run, go test).
+	// had changes; "" when the build did not record it (go run, go test,
+	// -buildvcs=false).
 	Revision string `json:"revision,omitempty"`
 	// Time is the commit's time, RFC 3339; "" when not recorded.
 	Time string `json:"time,omitempty"`
@@ -64,7 +65,7 @@ func Read() Info {
 func (info Info) Print(w io.Writer) error {
 	rev, at := info.Revision, info.Time
 	if rev == "" {
-		rev = "(not recorded: built by go run or go test)"
+		rev = "(not recorded in this build: go run, go test and -buildvcs=false leave it out)"
 	}
 	if at == "" {
 		at = "(not recorded)"
