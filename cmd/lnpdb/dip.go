@@ -27,6 +27,7 @@ import (
 // ENUM and Kamailio's pdb protocol. Each is off unless given an address.
 type dipFlags struct {
 	sip, sipAllow        string
+	sipNPDI              string
 	sipTCPMax            int
 	sipTCPIdle           time.Duration
 	dns, enumSuffix      string
@@ -40,6 +41,7 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 	f := new(dipFlags)
 	fs.StringVar(&f.sip, "sip", "", "answer SIP INVITEs with 302 redirects carrying npdi/rn on these `host:port`s, UDP and TCP (comma-separated; port defaults to 5060)")
 	fs.StringVar(&f.sipAllow, "sip-allow", "", "serve SIP only to these source `networks` (comma-separated CIDRs; default: every source)")
+	fs.StringVar(&f.sipNPDI, "sip-npdi", sipredirect.NPDIBare.String(), "SIP: how a redirect's Contact writes npdi: `bare` (;npdi, RFC 4694) or yes (;npdi=yes, for switches that want a value)")
 	fs.IntVar(&f.sipTCPMax, "sip-tcp-max-conns", 0, fmt.Sprintf("SIP over TCP: close connections accepted beyond this `number` open at once (Kamailio's tcp_max_connections; default %d, at most a quarter of the open-file limit)", sipredirect.DefaultTCPMaxConns))
 	fs.DurationVar(&f.sipTCPIdle, "sip-tcp-idle", sipredirect.DefaultTCPIdle, "SIP over TCP: close a connection nothing arrived on for this `long` (Kamailio's tcp_connection_lifetime)")
 	fs.StringVar(&f.dns, "dns", "", "answer ENUM NAPTR queries on these `host:port`s, UDP and TCP (comma-separated; port defaults to 53)")
@@ -129,8 +131,12 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, err
 		}
+		npdi, err := sipredirect.ParseNPDI(f.sipNPDI)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --sip-npdi: %q is neither bare nor yes", errUsage, f.sipNPDI)
+		}
 		s, err := sipredirect.New(sipredirect.Config{
-			Tables: tables, Allow: allow, Metrics: vec.For("sip"), Logger: log,
+			Tables: tables, Allow: allow, NPDI: npdi, Metrics: vec.For("sip"), Logger: log,
 			TCPMaxConns: orCap(f.sipTCPMax, sipredirect.DefaultTCPMaxConns, sockets.ShareSIP),
 			TCPIdle:     f.sipTCPIdle,
 		})
@@ -142,7 +148,7 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 		if err != nil {
 			return nil, err
 		}
-		log.Info("serving SIP redirects", "addr", addrs, "allow", f.sipAllow,
+		log.Info("serving SIP redirects", "addr", addrs, "allow", f.sipAllow, "npdi", npdi,
 			"tcp_max_conns", orCap(f.sipTCPMax, sipredirect.DefaultTCPMaxConns, sockets.ShareSIP), "tcp_idle", f.sipTCPIdle)
 	}
 	ok = true

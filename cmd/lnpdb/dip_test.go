@@ -64,7 +64,7 @@ func TestServeDips(t *testing.T) {
 	n, err := sc.Read(buf)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(buf[:n]), "SIP/2.0 302 "), string(buf[:n]))
-	assert.Contains(t, string(buf[:n]), "sip:+12025550123;npdi=yes;rn=+1")
+	assert.Contains(t, string(buf[:n]), "sip:+12025550123;npdi;rn=+1", "RFC 4694's npdi, as in the ENUM answer")
 
 	code, body := call(t, "GET", base+"/metrics", "", "")
 	require.Equal(t, http.StatusOK, code)
@@ -76,6 +76,36 @@ func TestServeDips(t *testing.T) {
 	require.Equal(t, 0, s.stop(t))
 }
 
+// TestServeSIPNPDI: --sip-npdi yes, or LNPDB_SIP_NPDI=yes, makes the
+// Contact carry npdi=yes for the switches that want a value.
+func TestServeSIPNPDI(t *testing.T) {
+	for _, how := range []string{"flag", "env"} {
+		args := []string{"--addr", "127.0.0.1:0", "--sip", "127.0.0.1:0"}
+		if how == "flag" {
+			args = append(args, "--sip-npdi", "yes")
+		} else {
+			t.Setenv("LNPDB_SIP_NPDI", "yes")
+		}
+		s := startServe(t, args...)
+		sipAddr := s.await(t, &s.stderr, `serving SIP redirects" addr=(\S+)`)
+		c, err := net.Dial("udp", sipAddr)
+		require.NoError(t, err)
+		defer c.Close()
+		buf := make([]byte, 4096)
+		var n int
+		for try := 0; try < 5; try++ {
+			fmt.Fprintf(c, "INVITE sip:+12025550123@example.net SIP/2.0\r\nVia: SIP/2.0/UDP %s;branch=z9hG4bK-npdi\r\nFrom: <sip:a@example.net>;tag=1\r\nTo: <sip:+12025550123@example.net>\r\nCall-ID: npdi-1\r\nCSeq: 1 INVITE\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n", c.LocalAddr())
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
+			if n, err = c.Read(buf); err == nil {
+				break
+			}
+		}
+		require.NoError(t, err)
+		assert.Contains(t, string(buf[:n]), "sip:+12025550123;npdi=yes;rn=+1", how)
+		require.Equal(t, 0, s.stop(t))
+	}
+}
+
 func TestServeDipFlagsRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"--sip", "127.0.0.1:0", "--sip-allow", "not-a-network"},
@@ -85,6 +115,7 @@ func TestServeDipFlagsRefused(t *testing.T) {
 		{"--sip", "127.0.0.1:0", "--sip-tcp-max-conns", "-1"},
 		{"--sip", "127.0.0.1:0", "--sip-tcp-idle", "-1s"},
 		{"--dns", "127.0.0.1:0", "--dns-rrl-rate", "-5"},
+		{"--sip", "127.0.0.1:0", "--sip-npdi", "true"},
 	} {
 		s := startServe(t, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 		select {

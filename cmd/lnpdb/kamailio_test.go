@@ -185,7 +185,7 @@ func TestKamailio(t *testing.T) {
 		case err == nil:
 			want["pdb"] = fmt.Sprintf("carrier=%d", carriers.ID(r.SPID))
 			want["enum"] = "ruri=" + r.TelURI().String()
-			user := "+" + num + ";npdi=yes"
+			user := "+" + num + ";npdi" // --sip-npdi bare, the default
 			if r.LRN != num {
 				user += ";rn=+" + r.LRN
 			}

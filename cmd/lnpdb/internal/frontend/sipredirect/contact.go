@@ -134,15 +134,16 @@ func (t *target) self() *sip.Uri {
 }
 
 // dipped is the Contact of a dip's answer d: the number, its other kept
-// parameters, npdi=yes and, when d has one, rn=+1LRN (RFC 4694).
-func (t *target) dipped(d lrn.TelURI) *sip.Uri {
+// parameters, npdi in the form form and, when d has one, rn=+1LRN
+// (RFC 4694).
+func (t *target) dipped(d lrn.TelURI, form NPDI) *sip.Uri {
 	ps := make([]param, 0, len(t.params)+2)
 	for _, p := range t.params {
 		if p.name != "npdi" && p.name != "rn" && p.name != "rn-context" {
 			ps = append(ps, p)
 		}
 	}
-	ps = append(ps, param{"npdi", "yes"})
+	ps = append(ps, form.param())
 	if d.RN != "" {
 		ps = append(ps, param{"rn", "+" + d.RN})
 	}

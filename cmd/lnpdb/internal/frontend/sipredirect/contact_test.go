@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/emiago/sipgo/sip"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
+	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,10 +131,10 @@ func TestContactKeeps(t *testing.T) {
 	}
 	n := "+" + nums.Home
 	for _, c := range []struct{ ruri, code, contact string }{
-		{"sip:" + n + ";isub=12;foo=bar@Example.NET:5080;user=phone;lr;maddr=x.example", "302", "sip:" + n + ";isub=12;npdi=yes@Example.NET:5080;user=phone"},
-		{"sips:" + n + "@192.0.2.1", "302", "sips:" + n + ";npdi=yes@192.0.2.1"},
-		{"sip:" + n + "@[2001:db8::1]:5061;transport=tls", "302", "sip:" + n + ";npdi=yes@[2001:db8::1]:5061;transport=tls"},
-		{"tel:" + n + ";ext=7;bogus", "302", "tel:" + n + ";ext=7;npdi=yes"},
+		{"sip:" + n + ";isub=12;foo=bar@Example.NET:5080;user=phone;lr;maddr=x.example", "302", "sip:" + n + ";isub=12;npdi@Example.NET:5080;user=phone"},
+		{"sips:" + n + "@192.0.2.1", "302", "sips:" + n + ";npdi@192.0.2.1"},
+		{"sip:" + n + "@[2001:db8::1]:5061;transport=tls", "302", "sip:" + n + ";npdi@[2001:db8::1]:5061;transport=tls"},
+		{"tel:" + n + ";ext=7;bogus", "302", "tel:" + n + ";ext=7;npdi"},
 		{"sip:" + n + ";npdi=yes;rn=+1202@example.net", "302", "sip:" + n + ";npdi=yes;rn=+1202@example.net"},
 		{"sip:" + n + ";npdi=yes;rn=1234;rn-context=+1@example.net;lr", "302", "sip:" + n + ";npdi=yes;rn=1234;rn-context=+1@example.net"},
 		{"tel:+44-20-7946-0000;npdi", "302", "tel:+44-20-7946-0000;npdi"},
@@ -151,4 +154,39 @@ func TestContactKeeps(t *testing.T) {
 		res.StringWrite(&b)
 		requireOneSafeContact(t, b.Bytes())
 	}
+}
+
+// TestNPDIForm: a dipped Contact writes npdi bare, as RFC 4694 and the
+// ENUM answers do, unless Config.NPDI asks for npdi=yes; a request's npdi
+// is taken in either form as a dip already done.
+func TestNPDIForm(t *testing.T) {
+	db := testdb.Sample(t)
+	nums := diptest.Find(t, db)
+	r, err := lrn.Lookup(db, nums.Ported, lrn.Options{})
+	require.NoError(t, err)
+	req := func(ruri string) *sip.Request {
+		m, err := sip.ParseMessage([]byte(invite("INVITE", ruri, "127.0.0.1:5099", 1)))
+		require.NoError(t, err)
+		return m.(*sip.Request)
+	}
+	n, rn := "+"+nums.Ported, ";rn=+"+r.LRN
+	for _, c := range []struct {
+		form NPDI
+		npdi string
+	}{{NPDIBare, ";npdi"}, {NPDIYes, ";npdi=yes"}} {
+		s, err := New(Config{Tables: diptest.Fixed(db), NPDI: c.form})
+		require.NoError(t, err)
+		assert.Equal(t, "sip:"+n+c.npdi+rn+"@example.net", contactOf(t, s.Respond(req("sip:"+n+"@example.net"))), c.form)
+		assert.Equal(t, "tel:"+n+c.npdi+rn, contactOf(t, s.Respond(req("tel:"+n))), c.form)
+		for _, dipped := range []string{"sip:" + n + ";npdi@example.net", "sip:" + n + ";npdi=yes@example.net"} {
+			assert.Equal(t, dipped, contactOf(t, s.Respond(req(dipped))), "not dipped again, kept as it came")
+		}
+		form, err := ParseNPDI(c.form.String())
+		require.NoError(t, err)
+		assert.Equal(t, c.form, form)
+	}
+	_, err = ParseNPDI("true")
+	assert.Error(t, err)
+	_, err = New(Config{Tables: diptest.Fixed(db), NPDI: 7})
+	assert.Error(t, err)
 }

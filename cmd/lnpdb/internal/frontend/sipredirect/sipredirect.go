@@ -7,11 +7,12 @@
 // tel:+12025550123) is answered
 //
 //	302 Moved Temporarily
-//	Contact: <sip:+12025550123;npdi=yes;rn=+12025550000@host>
+//	Contact: <sip:+12025550123;npdi;rn=+12025550000@host>
 //
 // keeping the request URI's number, host and the parameters a number and a
-// host may carry, each checked (contact.go says which), and adding npdi=yes
-// and, when the number is ported or pooled to another switch (its LRN
+// host may carry, each checked (contact.go says which), and adding npdi
+// (bare, as RFC 4694 writes it, or npdi=yes for peers that want a value:
+// [Config.NPDI]) and, when the number is ported or pooled to another switch (its LRN
 // differs from the number), rn=+1LRN; the Contact is one URI, with no
 // headers. A request URI that already carries npdi was dipped before: it is
 // redirected to itself, rn as it came, without a second dip (RFC 4694 §4).
@@ -49,6 +50,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -95,6 +97,9 @@ type Config struct {
 	// TCPIdle closes a TCP connection nothing arrived on for this long;
 	// 0: DefaultTCPIdle.
 	TCPIdle time.Duration
+	// NPDI is how a dipped Contact writes npdi; the zero value is
+	// RFC 4694's bare ";npdi".
+	NPDI    NPDI
 	Metrics *dipstat.Metrics // nil: no metrics
 	Logger  *slog.Logger     // nil: no logs
 }
@@ -110,10 +115,51 @@ type Server struct {
 	inflight  sync.WaitGroup
 }
 
+// NPDI is the form of the npdi parameter a dipped Contact carries.
+// RFC 4694 §4 defines npdi as a parameter without a value; some switches
+// and carriers write, or expect, npdi=yes. A request's npdi is recognised
+// by its name in either form, whatever NPDI is.
+type NPDI int
+
+// The forms of npdi.
+const (
+	NPDIBare NPDI = iota // ";npdi" (RFC 4694; lnpdb's ENUM answers)
+	NPDIYes              // ";npdi=yes"
+)
+
+// ParseNPDI reads a form's name: "bare" or "yes".
+func ParseNPDI(s string) (NPDI, error) {
+	switch s {
+	case "bare":
+		return NPDIBare, nil
+	case "yes":
+		return NPDIYes, nil
+	}
+	return 0, fmt.Errorf("sipredirect: npdi form %q is neither bare nor yes", s)
+}
+
+// String returns the form's name, as ParseNPDI reads it.
+func (n NPDI) String() string {
+	if n == NPDIYes {
+		return "yes"
+	}
+	return "bare"
+}
+
+func (n NPDI) param() param {
+	if n == NPDIYes {
+		return param{"npdi", "yes"}
+	}
+	return param{"npdi", ""}
+}
+
 // New returns a Server; cfg.Tables is required.
 func New(cfg Config) (*Server, error) {
 	if cfg.Tables == nil {
 		return nil, errors.New("sipredirect: Config.Tables is required")
+	}
+	if cfg.NPDI != NPDIBare && cfg.NPDI != NPDIYes {
+		return nil, fmt.Errorf("sipredirect: Config.NPDI %d is no form of npdi", cfg.NPDI)
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -340,7 +386,7 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 		s.log.Warn("sipredirect: lookup failed", "number", tel.Number, "err", err)
 		return reject(req, 503, "Service Unavailable", "number portability lookup failed")
 	}
-	return redirect(req, t.dipped(r.TelURI()))
+	return redirect(req, t.dipped(r.TelURI(), s.cfg.NPDI))
 }
 
 func redirect(req *sip.Request, to *sip.Uri) *sip.Response {

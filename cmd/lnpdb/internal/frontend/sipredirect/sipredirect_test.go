@@ -144,7 +144,7 @@ func TestRedirect(t *testing.T) {
 				tg, why := parseTarget(&u)
 				require.Nil(t, why)
 				user := tg.number
-				want := user + ";npdi=yes"
+				want := user + ";npdi"
 				if r.LRN != r.PhoneNumber {
 					want += ";rn=+" + r.LRN
 				}
@@ -238,7 +238,7 @@ func TestTCP(t *testing.T) {
 	r, err := lrn.Lookup(db, nums.Pooled, lrn.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 302, res.StatusCode)
-	assert.Contains(t, res.GetHeader("Contact").Value(), ";npdi=yes;rn=+"+r.LRN+"@")
+	assert.Contains(t, res.GetHeader("Contact").Value(), ";npdi;rn=+"+r.LRN+"@")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -255,14 +255,14 @@ func TestLiveUpdate(t *testing.T) {
 		require.NoError(t, err)
 		return m.(*sip.Request)
 	}
-	assert.Equal(t, "sip:+"+nums.Home+";npdi=yes@example.net", contactOf(t, s.Respond(req())))
+	assert.Equal(t, "sip:+"+nums.Home+";npdi@example.net", contactOf(t, s.Respond(req())))
 
 	ported, err := lrn.Lookup(db, nums.Ported, lrn.Options{})
 	require.NoError(t, err)
 	tn, _ := strconv.ParseUint(nums.Home[1:], 10, 64)
 	to, _ := strconv.ParseUint(ported.LRN[1:], 10, 64)
 	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: tn, LRN: to, SPID: ported.SPID}}))
-	assert.Equal(t, "sip:+"+nums.Home+";npdi=yes;rn=+"+ported.LRN+"@example.net", contactOf(t, s.Respond(req())))
+	assert.Equal(t, "sip:+"+nums.Home+";npdi;rn=+"+ported.LRN+"@example.net", contactOf(t, s.Respond(req())))
 }
 
 // TestStatelessTag: a retransmitted request gets the same To tag (RFC 3261
