@@ -55,7 +55,7 @@ const (
 type Vectors struct {
 	requests *prometheus.CounterVec
 	answers  *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	duration *metric.HistogramVec
 	dropped  *prometheus.CounterVec
 }
 
@@ -67,7 +67,7 @@ func Register(reg prometheus.Registerer) (*Vectors, error) {
 			"Number portability dips received, by protocol (sip, enum, pdb).", "proto"),
 		answers: metric.CounterVec("lnpdb_dip_answers_total",
 			"Number portability dip answers by protocol and outcome.", "proto", "outcome"),
-		duration: metric.HistogramVec("lnpdb_dip_duration_seconds",
+		duration: metric.NewHistogramVec("lnpdb_dip_duration_seconds",
 			"Time from a decoded dip request to its answer, by protocol.",
 			[]float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05}, "proto"),
 		dropped: metric.CounterVec("lnpdb_dip_dropped_total",
@@ -151,4 +151,13 @@ func Outcome(r *lrn.Result, err error) string {
 		return Vacant
 	}
 	return Error
+}
+
+// Durations returns the latency histograms of every protocol (label proto),
+// for a reader of the server's own history; v may be nil.
+func (v *Vectors) Durations() *metric.HistogramVec {
+	if v == nil {
+		return nil
+	}
+	return v.duration
 }

@@ -27,7 +27,7 @@ import (
 type Metrics struct {
 	gatherer      prometheus.Gatherer
 	requests      *prometheus.CounterVec
-	duration      *prometheus.HistogramVec
+	duration      *metric.HistogramVec
 	lookups       *prometheus.CounterVec
 	limiterErrors prometheus.Counter
 
@@ -68,7 +68,7 @@ func NewMetrics(reg *prometheus.Registry) (*Metrics, error) {
 		gatherer: reg,
 		requests: metric.CounterVec("lnpdb_http_requests_total",
 			"HTTP requests by endpoint path and status code.", "path", "code"),
-		duration: metric.HistogramVec("lnpdb_http_request_duration_seconds",
+		duration: metric.NewHistogramVec("lnpdb_http_request_duration_seconds",
 			"HTTP request latency by endpoint path.",
 			[]float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}, "path"),
 		lookups: metric.CounterVec("lnpdb_lookups_total",
@@ -97,6 +97,10 @@ func (m *Metrics) RegisterLogWriter(l *LogWriter) error {
 		Help: "Log lines dropped because the log output did not keep up.",
 	}, func() float64 { return float64(l.Dropped()) }))
 }
+
+// Durations returns the request latency histograms (label path), for a
+// reader of the server's own history.
+func (m *Metrics) Durations() *metric.HistogramVec { return m.duration }
 
 // Handler serves the metrics in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {

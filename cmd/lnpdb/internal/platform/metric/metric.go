@@ -36,12 +36,6 @@ func CounterFunc(name, help string, labels prometheus.Labels, fn func() float64)
 	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, fn)
 }
 
-// HistogramVec returns a new histogram vector named name, by labels, with
-// the upper bounds buckets.
-func HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
-}
-
 // Register registers cs with reg in order and returns the first error; a
 // nil reg registers nothing.
 func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {

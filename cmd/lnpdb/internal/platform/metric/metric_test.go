@@ -16,7 +16,7 @@ func TestRegister(t *testing.T) {
 	v := CounterVec("test_results_total", "Results by kind.", "kind")
 	g := Gauge("test_level", "Level.")
 	f := GaugeFunc("test_read", "Read when gathered.", func() float64 { return 7 })
-	h := HistogramVec("test_seconds", "Durations by kind.", []float64{1, 2}, "kind")
+	h := NewHistogramVec("test_seconds", "Durations by kind.", []float64{1, 2}, "kind")
 	require.NoError(t, Register(reg, c, v, g, f, h))
 	c.Inc()
 	v.WithLabelValues("a").Add(2)
