@@ -60,7 +60,8 @@ const udpBuffer = 4 << 20
 
 // dips are the running front ends.
 type dips struct {
-	errc     chan error // a front end that stopped on its own
+	vec      *dipstat.Vectors // nil when no dip front end is served
+	errc     chan error       // a front end that stopped on its own
 	shutdown []func(context.Context) error
 }
 
@@ -89,6 +90,7 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 	if err != nil {
 		return nil, err
 	}
+	d.vec = vec
 	tables := dbTables{db}
 	if f.pdb != "" {
 		var carriers *kamailiopdb.Carriers

@@ -24,6 +24,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/history"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/tracing"
 	"github.com/lnpdb/lnpdb/format"
 )
@@ -175,6 +176,7 @@ type serveRun struct {
 	tls       *serveTLS
 	origins   []string // CORS
 	dips      *dips
+	history   *history.Sampler
 	servers   []*http.Server
 }
 
@@ -324,6 +326,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	if s.dips, err = startDips(f.dips, s.db, s.reg, s.log); err != nil {
 		return err
 	}
+	s.startHistory()
 	cfg := httpapi.Config{
 		Tables:       httpapi.NewTable(s.db),
 		DefaultLimit: f.limit,
@@ -418,6 +421,23 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// startHistory samples the front ends' answers and latency for the
+// operator console, from the histograms they keep for /metrics.
+func (s *serveRun) startHistory() {
+	web, dip := s.metrics.Durations(), s.dips.vec.Durations()
+	s.history = history.New(nil,
+		history.Front{Name: "REST", Vec: web, Match: history.Label(0, httpapi.RESTLookupPaths()...)},
+		history.Front{Name: "GraphQL", Vec: web, Match: history.Label(0, "/graphql")},
+		history.Front{Name: "SIP", Vec: dip, Match: history.Label(0, "sip")},
+		history.Front{Name: "ENUM", Vec: dip, Match: history.Label(0, "enum")},
+		history.Front{Name: "pdb", Vec: dip, Match: history.Label(0, "pdb")},
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.history.Run(ctx); close(done) }()
+	s.onClose(func() { cancel(); <-done })
 }
 
 // withAdmin puts the admin API (and, with accounts, the accounts admin

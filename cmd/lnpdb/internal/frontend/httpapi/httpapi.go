@@ -223,18 +223,16 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.gql = h.newGraphQL(true, true)
 
-	for _, rt := range []struct {
-		path string
-		fn   func(*recorder, *http.Request)
-	}{
-		{"/api/v1/lrn", h.restLRN},
-		{"/api/v1/cnam", h.restCNAM},
-		{"/api/v1/messaging", h.restMessaging},
-		{"/api/v1/trust", h.restTrust},
-		{"/api/v1/lrn/bulk", h.restLRNBulk},
-	} {
-		h.mux.handle("POST "+rt.path, &route{rt.path, rt.fn})
-		h.mux.handle(rt.path, &route{rt.path, notAllowed(hdrPost, errMethodNotAllowed)})
+	rest := map[string]func(*recorder, *http.Request){
+		"/api/v1/lrn":       h.restLRN,
+		"/api/v1/cnam":      h.restCNAM,
+		"/api/v1/messaging": h.restMessaging,
+		"/api/v1/trust":     h.restTrust,
+		"/api/v1/lrn/bulk":  h.restLRNBulk,
+	}
+	for _, path := range RESTLookupPaths() {
+		h.mux.handle("POST "+path, &route{path, rest[path]})
+		h.mux.handle(path, &route{path, notAllowed(hdrPost, errMethodNotAllowed)})
 	}
 	// GraphQL over HTTP: queries may also come as GET.
 	h.mux.handle("POST /graphql", &route{"/graphql", h.graphql})
@@ -281,6 +279,12 @@ func newRoutes() *routes { return &routes{ServeMux: http.NewServeMux()} }
 func (m *routes) handle(pattern string, rt *route) {
 	m.ServeMux.Handle(pattern, rt)
 	m.patterns = append(m.patterns, pattern)
+}
+
+// RESTLookupPaths returns the REST API's lookup endpoints, as its metrics
+// label them.
+func RESTLookupPaths() []string {
+	return []string{"/api/v1/lrn", "/api/v1/cnam", "/api/v1/messaging", "/api/v1/trust", "/api/v1/lrn/bulk"}
 }
 
 // route is a registered endpoint: its path, as metrics label it, and its
