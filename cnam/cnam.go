@@ -77,12 +77,20 @@ type Result struct {
 // allocation); the wireless fallback allocates nothing for a canonical
 // input.
 func Lookup(db *format.DB, number string) (Result, error) {
+	var r Result
+	err := LookupInto(db, number, &r)
+	return r, err
+}
+
+// LookupInto is [Lookup] writing its answer into *r, which it overwrites
+// whole, and only when it returns nil: on an error *r is as it was.
+func LookupInto(db *format.DB, number string, r *Result) error {
 	var rec format.Record
 	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldCNAM, "cnam", &rec)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	r := Result{PhoneNumber: number}
+	*r = Result{PhoneNumber: number}
 	c := rec.CurrentCarrier()
 	switch {
 	case rec.CNAM.OK:
@@ -92,7 +100,7 @@ func Lookup(db *format.DB, number string) (Result, error) {
 	default:
 		r.CNAM, r.Source = location(rec.Block.RateCenter), SourceLocation
 	}
-	return r, nil
+	return nil
 }
 
 // location returns "CITY ST" for rc in capitals, at most MaxLen characters.

@@ -29,6 +29,9 @@ func TestZeroAllocs(t *testing.T) {
 			require.NoError(t, err)
 			allocs := testing.AllocsPerRun(100, func() { _, _ = lrn.Lookup(db, n, opt) })
 			assert.Zero(t, allocs, "Lookup(%s, %+v)", n, opt)
+			var r lrn.Result
+			allocs = testing.AllocsPerRun(100, func() { _ = lrn.LookupInto(db, n, opt, &r) })
+			assert.Zero(t, allocs, "LookupInto(%s, %+v)", n, opt)
 		}
 	}
 	// Misses and invalid input allocate nothing either, nor does a miss

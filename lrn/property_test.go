@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -46,11 +47,27 @@ func TestMatchesOracle(t *testing.T) {
 	var vacant, ported, pooled, code int
 	reasons, cnamSources, msgSources := map[string]int{}, map[cnam.Source]int{}, map[messaging.Source]int{}
 	inputs := make([]string, len(numbers))
+	// into is reused across numbers and options, as a front end reuses
+	// its Result: nothing of one answer may survive into the next.
+	var into lrn.Result
+	var (
+		intoCNAM  cnam.Result
+		intoMsg   messaging.Result
+		intoTrust trust.Result
+	)
 	for i, n := range numbers {
 		in := inputForm(n, i)
 		inputs[i] = in
 		for _, opt := range []lrn.Options{{}, {Enhanced: true}, {Messaging: true}, {Enhanced: true, Messaging: true}} {
 			r, err := lrn.Lookup(db, in, opt)
+			before := into
+			if errInto := lrn.LookupInto(db, in, opt, &into); err == nil {
+				assert.NoError(t, errInto, in)
+				assert.Equal(t, r, into, "LookupInto(%s, %+v)", in, opt)
+			} else {
+				assert.Equal(t, err, errInto, in)
+				assert.Equal(t, before, into, "LookupInto(%s, %+v) failed: *r as it was", in, opt)
+			}
 			want := o.lrnBody(t, n, opt.Enhanced, opt.Messaging)
 			if !checkBody(t, "lrn", in, want, r, err) || want == nil {
 				continue
@@ -91,6 +108,12 @@ func TestMatchesOracle(t *testing.T) {
 		checkBody(t, "messaging", in, o.messagingBody(n), r2, err)
 		r3, err := trust.Lookup(db, in, trust.Options{Now: goldenNow})
 		checkBody(t, "trust", in, o.trustBody(n, goldenNow), r3, err)
+		// The Into forms, into results reused from number to number.
+		sameInto(t, "cnam", in, r1, &intoCNAM, func() error { return cnam.LookupInto(db, in, &intoCNAM) })
+		sameInto(t, "messaging", in, r2, &intoMsg, func() error { return messaging.LookupInto(db, in, &intoMsg) })
+		sameInto(t, "trust", in, r3, &intoTrust, func() error {
+			return trust.LookupInto(db, in, trust.Options{Now: goldenNow}, &intoTrust)
+		})
 		for _, reason := range r3.Reasons {
 			reasons[reason]++
 		}
@@ -124,6 +147,23 @@ func TestMatchesOracle(t *testing.T) {
 		assert.Equal(t, err, answers[i].Err, in)
 		assert.Equal(t, r, answers[i].Result, in)
 	}
+}
+
+// sameInto checks that into, the Into form's result after call, equals
+// want, Lookup's result, when Lookup answered (want is then not zero), and
+// that a failed call left it as it was.
+func sameInto[R any](t *testing.T, what, in string, want R, into *R, call func() error) {
+	t.Helper()
+	before := *into
+	err := call()
+	var zero R
+	if reflect.DeepEqual(want, zero) {
+		assert.Error(t, err, "%s %s", what, in)
+		assert.Equal(t, before, *into, "%s %s failed: *r as it was", what, in)
+		return
+	}
+	assert.NoError(t, err, "%s %s", what, in)
+	assert.Equal(t, want, *into, "%s %s", what, in)
 }
 
 // checkBody compares a lookup's answer with the oracle's expected body (nil:

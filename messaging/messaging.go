@@ -132,13 +132,21 @@ func FromRecord(rec *format.Record) Info {
 // Lookup is safe for concurrent use. It allocates only to format the echoed
 // number when the input is not already canonical.
 func Lookup(db *format.DB, number string) (Result, error) {
+	var r Result
+	err := LookupInto(db, number, &r)
+	return r, err
+}
+
+// LookupInto is [Lookup] writing its answer into *r, which it overwrites
+// whole, and only when it returns nil: on an error *r is as it was.
+func LookupInto(db *format.DB, number string, r *Result) error {
 	var rec format.Record
 	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldMessaging, "messaging", &rec)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	i := FromRecord(&rec)
-	return Result{
+	*r = Result{
 		PhoneNumber: number,
 		Provider:    i.Provider,
 		Enabled:     i.Enabled,
@@ -146,5 +154,6 @@ func Lookup(db *format.DB, number string) (Result, error) {
 		CountryCode: i.CountryCode,
 		ReferenceID: i.ReferenceID,
 		Source:      i.Source,
-	}, nil
+	}
+	return nil
 }

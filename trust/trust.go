@@ -117,16 +117,25 @@ type Result struct {
 // Lookup is safe for concurrent use. For a canonical input it allocates
 // only the Reasons list, and only when there is a deduction.
 func Lookup(db *format.DB, number string, opt Options) (Result, error) {
+	var r Result
+	err := LookupInto(db, number, opt, &r)
+	return r, err
+}
+
+// LookupInto is [Lookup] writing its answer into *r, which it overwrites
+// whole, and only when it returns nil: on an error *r is as it was.
+func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	var rec format.Record
 	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldTrust, "trust", &rec)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	now := opt.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return score(&rec, number, now), nil
+	*r = score(&rec, number, now)
+	return nil
 }
 
 // noReasons is the Reasons of a number without deductions: empty, not nil,

@@ -30,7 +30,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 defaults PORTED=1000000 SEED=5 QUERIES=65536 OUT="$bench/results/instructions.md" \
-	CASES="plain full many"
+	CASES="plain plain-into full full-into many"
 need valgrind "Debian: apt-get install -y valgrind"
 need callgrind_annotate "Debian: apt-get install -y valgrind"
 
@@ -58,7 +58,6 @@ for c in $CASES; do
 	profiles+=("$c=$tmp/callgrind.out.$c")
 done
 
-ncases=$(wc -w <<<"$CASES")
 "$tmp/lnpdb-instr" report -n "$QUERIES" -out "$OUT" -title "lnpdb: instructions per number on the hot path" \
 	-intro "$(
 		cat <<INTRO
@@ -68,8 +67,9 @@ executed inside each case's measuring loop (\`--collect-atstart=no --toggle-coll
 GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1) over $QUERIES queries of the probe mix, divided by the number of queries. The
 answers were checked against ported.csv first: $checked.
 
-Cases ($ncases): **plain** \`lrn.Lookup(db, number, lrn.Options{})\` in a loop, the returned
-Result copied out; **full** the same with Enhanced and Messaging; **many**
+Cases: **plain** \`lrn.Lookup(db, number, lrn.Options{})\` in a loop, the returned
+Result copied out; **plain-into** \`lrn.LookupInto\` into one Result the loop reuses, as the
+front ends do; **full**, **full-into** the same with Enhanced and Messaging; **many**
 \`lrn.LookupMany\` plain, 1,024 numbers a call, into a reused slice. The figures include the
 caller's loop.
 INTRO

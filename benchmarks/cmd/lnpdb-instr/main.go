@@ -115,9 +115,11 @@ func prepare(args []string) {
 // cases are the measured loops, by name. measure runs one once to warm
 // up and once more through measured, inside which alone callgrind collects.
 var cases = map[string]func(db *format.DB, qs []string) uint64{
-	"plain": loopPlain,
-	"full":  loopFull,
-	"many":  loopMany,
+	"plain":      loopPlain,
+	"plain-into": loopPlainInto,
+	"full":       loopFull,
+	"full-into":  loopFullInto,
+	"many":       loopMany,
 }
 
 var (
@@ -132,6 +134,30 @@ func loopPlain(db *format.DB, qs []string) uint64 {
 		r, err := lrn.Lookup(db, q, plain)
 		if err == nil {
 			sum += uint64(len(r.LRN)) + uint64(r.Source)
+		}
+	}
+	return sum
+}
+
+//go:noinline
+func loopPlainInto(db *format.DB, qs []string) uint64 {
+	var sum uint64
+	var r lrn.Result
+	for _, q := range qs {
+		if lrn.LookupInto(db, q, plain, &r) == nil {
+			sum += uint64(len(r.LRN)) + uint64(r.Source)
+		}
+	}
+	return sum
+}
+
+//go:noinline
+func loopFullInto(db *format.DB, qs []string) uint64 {
+	var sum uint64
+	var r lrn.Result
+	for _, q := range qs {
+		if lrn.LookupInto(db, q, full, &r) == nil {
+			sum += uint64(len(r.LRN)) + uint64(len(r.Enhanced.City)) + uint64(len(r.Messaging.Provider))
 		}
 	}
 	return sum

@@ -226,7 +226,8 @@ func (h *Handler) answer(req, resp *dns.Msg) string {
 		resp.Rcode = dns.RcodeServerFailure
 		return dipstat.Error
 	}
-	r, err := lrn.Lookup(db, number, lrn.Options{})
+	var r lrn.Result
+	err := lrn.LookupInto(db, number, lrn.Options{}, &r)
 	outcome := dipstat.Outcome(&r, err)
 	switch outcome {
 	case dipstat.Error:

@@ -4,11 +4,11 @@
 //
 // # Routes
 //
-//	POST /api/v1/lrn        lrn.Lookup        {phone_number, include_enhanced_lrn, messaging_lookup}
-//	POST /api/v1/cnam       cnam.Lookup       {phone_number}
-//	POST /api/v1/messaging  messaging.Lookup  {phone_number}
-//	POST /api/v1/trust      trust.Lookup      {phone_number}
-//	POST /api/v1/lrn/bulk   lrn.LookupMany    {phone_numbers (1 to 1,000), include_enhanced_lrn, messaging_lookup}
+//	POST /api/v1/lrn        lrn.LookupInto        {phone_number, include_enhanced_lrn, messaging_lookup}
+//	POST /api/v1/cnam       cnam.LookupInto       {phone_number}
+//	POST /api/v1/messaging  messaging.LookupInto  {phone_number}
+//	POST /api/v1/trust      trust.LookupInto      {phone_number}
+//	POST /api/v1/lrn/bulk   lrn.LookupMany        {phone_numbers (1 to 1,000), include_enhanced_lrn, messaging_lookup}
 //	POST /graphql           lookupLrn, lookupCnam, lookupMessagingProvider, lookupTrust, lookupLrnBulk
 //	GET  /graphql           the same, queries only (GraphQL over HTTP)
 //	GET  /api/v1/status     table version, build time and counts (no key)

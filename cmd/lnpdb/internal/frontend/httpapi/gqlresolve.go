@@ -107,7 +107,7 @@ func (q *gqlResolver) lookupLrn(ctx context.Context, st *gqlState, box *lrnBox, 
 	var res lrn.Result
 	err := lnpdb.ErrClosed // a table swapped out since the request began
 	if db := q.h.tables.DB(); db != nil {
-		res, err = lrn.Lookup(db, phoneNumber, opt)
+		err = lrn.LookupInto(db, phoneNumber, opt, &res)
 	}
 	// A lookup is priced by what its answer holds: the carrier comes
 	// from the enhanced data, so selecting it is an enhanced lookup, as
@@ -205,7 +205,7 @@ func (q *gqlResolver) LookupCnam(ctx context.Context, phoneNumber string) (*grap
 	var res cnam.Result
 	err = lnpdb.ErrClosed
 	if db := q.h.tables.DB(); db != nil {
-		res, err = cnam.Lookup(db, phoneNumber)
+		err = cnam.LookupInto(db, phoneNumber, &res)
 	}
 	if fail := q.outcomeIn(ctx, st, kindCNAM, kindCNAM, err); fail != nil {
 		return &graph.CnamResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
@@ -222,7 +222,7 @@ func (q *gqlResolver) LookupMessagingProvider(ctx context.Context, phoneNumber s
 	var res messaging.Result
 	err = lnpdb.ErrClosed
 	if db := q.h.tables.DB(); db != nil {
-		res, err = messaging.Lookup(db, phoneNumber)
+		err = messaging.LookupInto(db, phoneNumber, &res)
 	}
 	if fail := q.outcomeIn(ctx, st, kindMessaging, kindMessaging, err); fail != nil {
 		return &graph.MessagingProviderResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
@@ -247,7 +247,7 @@ func (q *gqlResolver) LookupTrust(ctx context.Context, phoneNumber string) (*gra
 	var res trust.Result
 	err = lnpdb.ErrClosed
 	if db := q.h.tables.DB(); db != nil {
-		res, err = trust.Lookup(db, phoneNumber, trust.Options{Now: q.h.now()})
+		err = trust.LookupInto(db, phoneNumber, trust.Options{Now: q.h.now()}, &res)
 	}
 	if fail := q.outcomeIn(ctx, st, kindTrust, kindTrust, err); fail != nil {
 		return &graph.TrustResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil

@@ -64,38 +64,36 @@ func (h *Handler) restLRN(w *recorder, r *http.Request) {
 	if db == nil {
 		return
 	}
-	var err error
-	w.lrnRes, err = lrn.Lookup(db, *req.PhoneNumber, lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup})
+	err := lrn.LookupInto(db, *req.PhoneNumber, lrn.Options{Enhanced: req.IncludeEnhancedLRN, Messaging: req.MessagingLookup}, &w.lrnRes)
 	if h.finish(w, r, key, kindLRN, lrnCharge(req.IncludeEnhancedLRN, req.MessagingLookup), err) {
 		writeLRN(w, &w.lrnRes)
 	}
 }
 
 func (h *Handler) restCNAM(w *recorder, r *http.Request) {
-	restPhone(h, w, r, kindCNAM, &w.cnamRes, cnam.Lookup)
+	restPhone(h, w, r, kindCNAM, &w.cnamRes, cnam.LookupInto)
 }
 
 func (h *Handler) restMessaging(w *recorder, r *http.Request) {
-	restPhone(h, w, r, kindMessaging, &w.msgRes, messaging.Lookup)
+	restPhone(h, w, r, kindMessaging, &w.msgRes, messaging.LookupInto)
 }
 
 func (h *Handler) restTrust(w *recorder, r *http.Request) {
-	restPhone(h, w, r, kindTrust, &w.trustRes, func(db *format.DB, number string) (trust.Result, error) {
-		return trust.Lookup(db, number, trust.Options{Now: h.now()})
+	restPhone(h, w, r, kindTrust, &w.trustRes, func(db *format.DB, number string, res *trust.Result) error {
+		return trust.LookupInto(db, number, trust.Options{Now: h.now()}, res)
 	})
 }
 
 // restPhone answers a lookup of kind whose body is only the number: CNAM,
 // messaging and trust. The answer goes to *res, the recorder's own, so that
 // it is not allocated per request.
-func restPhone[R any](h *Handler, w *recorder, r *http.Request, kind string, res *R, lookup func(*format.DB, string) (R, error)) {
+func restPhone[R any](h *Handler, w *recorder, r *http.Request, kind string, res *R, lookup func(*format.DB, string, *R) error) {
 	req := &w.phoneReq
 	db, key := h.begin(w, r, req, &req.PhoneNumber)
 	if db == nil {
 		return
 	}
-	var err error
-	*res, err = lookup(db, *req.PhoneNumber)
+	err := lookup(db, *req.PhoneNumber, res)
 	if h.finish(w, r, key, kind, kind, err) {
 		writeJSON(w, http.StatusOK, res)
 	}

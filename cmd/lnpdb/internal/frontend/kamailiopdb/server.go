@@ -177,9 +177,10 @@ func (s *Server) Answer(dst, datagram []byte) ([]byte, bool) {
 		m.Answer(dipstat.Error, start)
 		return dst, false
 	}
-	// The number is looked up in place: Lookup keeps no reference to it
-	// beyond r, which is dropped before the datagram buffer is reused.
-	r, err := lrn.Lookup(db, unsafe.String(unsafe.SliceData(req.Number), len(req.Number)), lrn.Options{})
+	// The number is looked up in place: LookupInto keeps no reference to
+	// it beyond r, which is dropped before the datagram buffer is reused.
+	var r lrn.Result
+	err = lrn.LookupInto(db, unsafe.String(unsafe.SliceData(req.Number), len(req.Number)), lrn.Options{}, &r)
 	outcome := dipstat.Outcome(&r, err)
 	m.Answer(outcome, start)
 	switch outcome {

@@ -374,7 +374,8 @@ func (s *Server) Respond(req *sip.Request) *sip.Response {
 		m.Answer(dipstat.Error, start)
 		return reject(req, 503, "Service Unavailable", "no number portability table loaded")
 	}
-	r, err := lrn.Lookup(db, tel.Number, lrn.Options{})
+	var r lrn.Result
+	err = lrn.LookupInto(db, tel.Number, lrn.Options{}, &r)
 	outcome := dipstat.Outcome(&r, err)
 	m.Answer(outcome, start)
 	switch outcome {
