@@ -60,7 +60,7 @@ type serveFlags struct {
 	dbPath, addr, keysPath, accountsDSN, metricsAddr string
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
 	otlpEndpoint                                     string
-	devKey, accessLog, h2c                           bool
+	devKey, accessLog, h2c, webUI                    bool
 	limit, compactAt                                 int
 	leaseTTL, watchEvery, accountsTimeout            time.Duration
 	dips                                             *dipFlags
@@ -90,6 +90,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `file` (PEM) of --tls-cert")
 	fs.BoolVar(&f.h2c, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
+	fs.BoolVar(&f.webUI, "console", true, "serve the web interface: /account for the key holders of --accounts, /console for --admin-keys (false: the API alone)")
 	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces of the HTTP API's requests to this OTLP/HTTP collector `URL` (http://HOST:4318; default: no traces)")
 	f.dips = addDipFlags(fs)
 	f.redis = addRedisFlags(fs)
@@ -390,6 +391,9 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	}
 	root, err := s.withAdmin(h)
 	if err != nil {
+		return err
+	}
+	if root, err = s.withWebUI(root); err != nil {
 		return err
 	}
 	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: s.origins}); err != nil {

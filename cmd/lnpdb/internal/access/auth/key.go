@@ -202,3 +202,15 @@ func parseKeyLine(line string) (Key, error) {
 	}
 	return newKey(h, n), nil
 }
+
+// Has reports whether the set holds the key with hash h: for a holder of
+// a key's hash, never its text (a web session), asking whether that key
+// still stands.
+func (s *KeySet) Has(h [32]byte) bool {
+	for i := range s.keys {
+		if s.keys[i].Hash == h {
+			return true
+		}
+	}
+	return false
+}

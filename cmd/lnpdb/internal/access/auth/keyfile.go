@@ -87,3 +87,7 @@ func (f *KeyFile) Len() int { return f.set.Load().Len() }
 func (f *KeyFile) Authenticate(token string) (Key, bool) {
 	return f.set.Load().Authenticate(token)
 }
+
+// Has reports whether the key with hash h is in force now (see
+// [KeySet.Has]): a key removed from the file and reloaded is not.
+func (f *KeyFile) Has(h [32]byte) bool { return f.set.Load().Has(h) }

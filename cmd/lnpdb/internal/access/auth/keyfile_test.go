@@ -43,6 +43,7 @@ func TestKeyFileReload(t *testing.T) {
 	for key, want := range map[string]bool{"lnp_alice": false, "lnp_bob": true, "lnp_carol": true} {
 		_, ok := f.Authenticate(key)
 		assert.Equal(t, want, ok, key)
+		assert.Equal(t, want, f.Has(HashKey(key).Hash), "Has %s", key)
 	}
 
 	// A file that does not parse, is empty or is gone leaves the keys as

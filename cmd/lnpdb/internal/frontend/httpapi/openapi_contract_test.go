@@ -97,6 +97,17 @@ func accountsAdminPath(path string) bool {
 	return false
 }
 
+// webUIPath reports whether path is the web interface's (package webui's
+// Owns: a sibling front end, which this package does not import).
+func webUIPath(path string) bool {
+	for _, p := range []string{"/account", "/console"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return strings.HasPrefix(path, "/ui/")
+}
+
 // documented returns what openapi.json lists for this package's paths:
 // "METHOD path status", 405s as "* path 405".
 func documented(doc *openapi3.T) map[string]bool {
@@ -182,6 +193,8 @@ func TestOpenAPIRoutesAreHandlers(t *testing.T) {
 	registered := map[string]bool{}
 	for _, p := range append(slices.Clone(h.mux.patterns), a.mux.patterns...) {
 		registered[p] = true
+		_, path, _ := strings.Cut(p, " ")
+		assert.False(t, webUIPath(path) || webUIPath(p), "%s: the API serves no path of the web interface", p)
 		method, path, ok := strings.Cut(p, " ")
 		if !ok {
 			path = method
@@ -194,6 +207,11 @@ func TestOpenAPIRoutesAreHandlers(t *testing.T) {
 		}
 	}
 	for path, item := range doc.Paths.Map() {
+		// The web interface's pages (/account, /console, /ui/: package
+		// webui, mounted beside this API by serve) are HTML for a person
+		// at a browser, not API: no client is generated from them, and
+		// they are not documented here, nor served by these handlers.
+		assert.False(t, webUIPath(path), "%s is a web page, not API", path)
 		if accountsAdminPath(path) {
 			continue
 		}

@@ -1,0 +1,69 @@
+// Package webui owns what every page of lnpdb serve's web interface shares:
+// the base layout and the style sheet (embedded), the security headers, the
+// sessions of signed-in key holders, CSRF protection, signing in and out,
+// and the role checks. The pages themselves belong to their areas (the
+// customer's /account, package account; the operator's /console), which
+// register them here. cmd/lnpdb only wires it (serve --console, default on).
+//
+// # Paths
+//
+// The web interface answers under /account, /console and /ui/ ([Owns]);
+// everything else is the API's. The foundation serves:
+//
+//	GET  /ui/style.css          the one style sheet
+//	GET  /account/sign-in       the customer's sign-in form (with a Customer realm)
+//	POST /account/sign-in       an API key → a session, 303 to /account
+//	GET  /console/sign-in       the operator's sign-in form (with an Admin realm)
+//	POST /console/sign-in       an admin key → a session, 303 to /console
+//	POST /ui/sign-out           ends the session (CSRF-checked)
+//
+// # The API of an area
+//
+//	ui, err := webui.New(webui.Config{Customer: &webui.Realm{...}, Admin: &webui.Realm{...}})
+//	page, err := ui.Template(myFS, "templates/mypage.html") // {{define "content"}}…{{end}}
+//	ui.HandleCustomer("GET /account/things", func(w http.ResponseWriter, r *http.Request, s *webui.Session) {
+//		ui.Render(w, r, page, http.StatusOK, webui.Page{Title: "Things", Data: things})
+//	})
+//	ui.HandleAdmin("POST /console/things", …) // an operator's session only
+//
+// [UI.HandleCustomer] and [UI.HandleAdmin] run the handler only for a live
+// session of their role: without one, a GET is sent to the role's sign-in
+// page (303) and anything else answered 403; a session of the other role
+// gets 403. For every method but GET and HEAD they also check, before the
+// handler runs, that the request comes from this site (Sec-Fetch-Site and
+// Origin, when the browser sends them) and carries the session's CSRF
+// token in the form field "csrf" (compared in constant time): a template
+// writes it with {{.CSRF}}. Forms are read with a 64 KiB limit
+// ([MaxFormBytes]). [UI.Render] writes a page inside the base layout
+// (templates/layout.html): the area's template defines "content" and reads
+// its data as .Data; .Session is the session, .Flash a one-time notice
+// ([Session.SetFlash], shown on the next page rendered for the session).
+//
+// # Security
+//
+// Every response of the web interface carries a Content-Security-Policy
+// that allows no inline script or style ([CSP]), X-Frame-Options DENY,
+// X-Content-Type-Options nosniff and Referrer-Policy no-referrer; pages
+// carry Cache-Control no-store. Templates are html/template, so every value
+// is escaped for its context; no template marks a value safe.
+//
+// A session is an opaque id of 256 bits from crypto/rand in a cookie
+// (HttpOnly, SameSite=Strict, Path=/, Secure and named __Host-… under TLS);
+// the server keeps only its SHA-256, with the hash of the key signed in
+// with — never the key's text. Signing in always makes a new session (an id
+// planted before sign-in is never promoted) and ends the one the browser
+// had. A session ends at sign-out, after [Config.IdleTimeout] without a
+// request (30 minutes), [Config.MaxAge] after sign-in (12 hours), and at
+// the first request after its key is revoked, removed from the keys file or
+// its account suspended: [Realm.Valid] is asked on every request. Sign-in
+// attempts are limited per remote address and per key
+// ([Config.SignInPerMinute], with the rate limiter of package ratelimit).
+//
+// Sessions are kept in this process's memory. A session is a convenience
+// for a person at a browser, not state worth a store round trip per page:
+// with several nodes behind one name, route the web interface to one node
+// (or by cookie); a node's restart signs its browsers out, nothing more.
+// The alternative — sessions in the accounts store — would put a store
+// write on every page view, and the console of a keys-file deployment has
+// no store at all.
+package webui
