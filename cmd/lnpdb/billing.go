@@ -164,7 +164,7 @@ func (b *billed) Usage(ctx context.Context, key auth.Key) (any, error) {
 func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (http.Handler, error) {
 	return billing.NewAdmin(billing.AdminConfig{
 		Store:     b.store,
-		Authorize: func(tok string) bool { _, ok := adminKeys.Authenticate(tok); return ok },
+		Authorize: func(tok string) (string, bool) { k, ok := adminKeys.Authenticate(tok); return k.ID(), ok },
 		Changed: func(ctx context.Context) {
 			if err := b.engine.ReloadKeys(ctx); err != nil {
 				log.Error("reloading keys after an admin change", "error", err)

@@ -24,8 +24,9 @@ type AdminConfig struct {
 	// DefaultStoreTimeout.
 	StoreTimeout time.Duration
 	Store        Store
-	// Authorize reports whether a bearer token is an admin key.
-	Authorize func(token string) bool
+	// Authorize reports whether a bearer token is an admin key, and its id
+	// (for the audit log: auth.Key.ID).
+	Authorize func(token string) (keyID string, ok bool)
 	// Changed is called after a change to keys or accounts (so that a
 	// serving engine reloads them at once); nil means nothing.
 	Changed func(context.Context)
@@ -109,16 +110,19 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 // ServeHTTP implements http.Handler.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	switch {
-	case !ok || strings.TrimSpace(tok) == "":
+	if !ok || strings.TrimSpace(tok) == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="lnpdb-admin"`)
 		writeErr(w, http.StatusUnauthorized, "Missing API key", "MISSING_API_KEY", "Send the header Authorization: Bearer <ADMIN_KEY>")
 		return
-	case !a.cfg.Authorize(strings.TrimSpace(tok)):
+	}
+	keyID, ok := a.cfg.Authorize(strings.TrimSpace(tok))
+	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="lnpdb-admin"`)
 		writeErr(w, http.StatusUnauthorized, "Invalid API key", "INVALID_API_KEY", "The key is not an admin key")
 		return
 	}
+	// The changes this request makes are audited as this key's.
+	r = r.WithContext(WithActor(r.Context(), Actor{Key: keyID, Remote: r.RemoteAddr, Via: "api", At: a.cfg.Now()}))
 	if _, pattern := a.mux.Handler(r); pattern == "" {
 		writeErr(w, errNoEndpoint.status, errNoEndpoint.msg, errNoEndpoint.code, errNoEndpoint.dt)
 		return

@@ -18,7 +18,7 @@ func FuzzAdminCredit(f *testing.F) {
 	}
 	s := newBolt(f)
 	acc := mustAccount(f, s, 0)
-	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(string) bool { return true }, NewKey: func() (string, [32]byte) { return "", hash("") }})
+	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(string) (string, bool) { return "adm1", true }, NewKey: func() (string, [32]byte) { return "", hash("") }})
 	if err != nil {
 		f.Fatal(err)
 	}

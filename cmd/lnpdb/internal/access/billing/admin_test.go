@@ -57,7 +57,7 @@ func TestAdminAPI(t *testing.T) {
 		n := 0
 		a, err := NewAdmin(AdminConfig{
 			Store:     s,
-			Authorize: func(tok string) bool { return tok == "admin-secret" },
+			Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
 			Changed:   func(context.Context) { changed.Add(1) },
 			NewKey: func() (string, [32]byte) {
 				n++
@@ -168,7 +168,7 @@ func TestAdminAPI(t *testing.T) {
 // does — compact, one line, errors {"error","code","details"} in that
 // order, "<ADMIN_KEY>" not HTML-escaped.
 func TestAdminJSONStyle(t *testing.T) {
-	a, err := NewAdmin(AdminConfig{Store: newBolt(t), Authorize: func(tok string) bool { return tok == "admin-secret" },
+	a, err := NewAdmin(AdminConfig{Store: newBolt(t), Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
 		NewKey: func() (string, [32]byte) { return "k", hash("k") }})
 	if err != nil {
 		t.Fatal(err)

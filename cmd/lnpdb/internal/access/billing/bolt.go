@@ -35,6 +35,7 @@ var (
 	bFree     = []byte("free")     // account \0 month → free lookups taken by leases
 	bLeases   = []byte("leases")   // big-endian id → leaseRow
 	bUsage    = []byte("usage")    // account \0 day \0 kind → UsageRow
+	bAudit    = []byte("audit")    // big-endian sequence → AuditEntry
 )
 
 type boltAccount struct {
@@ -65,7 +66,7 @@ func OpenBolt(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("accounts store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bAccounts, bKeys, bKeyHash, bCredits, bPrices, bFree, bLeases, bUsage} {
+		for _, b := range [][]byte{bAccounts, bKeys, bKeyHash, bCredits, bPrices, bFree, bLeases, bUsage, bAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -131,12 +132,17 @@ func (s *BoltStore) view(tx *bolt.Tx, a *boltAccount) (Account, error) {
 }
 
 // CreateAccount implements [Store].
-func (s *BoltStore) CreateAccount(_ context.Context, name string, now time.Time) (Account, error) {
+func (s *BoltStore) CreateAccount(ctx context.Context, name string, now time.Time) (Account, error) {
 	if err := checkName(name); err != nil {
 		return Account{}, err
 	}
 	a := boltAccount{ID: newID("acct_"), Name: name, Status: StatusActive, Created: now.UTC()}
-	err := s.db.Update(func(tx *bolt.Tx) error { return put(tx.Bucket(bAccounts), []byte(a.ID), &a) })
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := put(tx.Bucket(bAccounts), []byte(a.ID), &a); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditCreate, a.ID, "name %q", name)
+	})
 	return Account{ID: a.ID, Name: a.Name, Status: a.Status, Created: a.Created}, err
 }
 
@@ -173,7 +179,7 @@ func (s *BoltStore) Accounts(_ context.Context) (out []Account, err error) {
 }
 
 // SetStatus implements [Store].
-func (s *BoltStore) SetStatus(_ context.Context, id string, st Status) (out Account, err error) {
+func (s *BoltStore) SetStatus(ctx context.Context, id string, st Status) (out Account, err error) {
 	if st != StatusActive && st != StatusSuspended {
 		return Account{}, fmt.Errorf("%w: status %q", ErrInvalid, st)
 	}
@@ -186,6 +192,9 @@ func (s *BoltStore) SetStatus(_ context.Context, id string, st Status) (out Acco
 		if err := put(tx.Bucket(bAccounts), []byte(id), a); err != nil {
 			return err
 		}
+		if err := s.audit(ctx, tx, statusAction(st), id, "%s", st); err != nil {
+			return err
+		}
 		out, err = s.view(tx, a)
 		return err
 	})
@@ -193,7 +202,7 @@ func (s *BoltStore) SetStatus(_ context.Context, id string, st Status) (out Acco
 }
 
 // AddKey implements [Store].
-func (s *BoltStore) AddKey(_ context.Context, k KeyRecord, now time.Time) (KeyRecord, error) {
+func (s *BoltStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) (KeyRecord, error) {
 	if err := checkKey(&k); err != nil {
 		return KeyRecord{}, err
 	}
@@ -207,6 +216,9 @@ func (s *BoltStore) AddKey(_ context.Context, k KeyRecord, now time.Time) (KeyRe
 			return fmt.Errorf("%w: a key with this hash exists", ErrConflict)
 		}
 		if err := hb.Put(k.Hash[:], []byte(k.ID)); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, AuditNewKey, k.AccountID, "%s label %q rate limit %d", k.ID, k.Label, k.Limit); err != nil {
 			return err
 		}
 		return put(tx.Bucket(bKeys), []byte(k.ID), boltKey{k, hex.EncodeToString(k.Hash[:])})
@@ -248,7 +260,7 @@ func (s *BoltStore) Keys(_ context.Context, accountID string) (out []KeyRecord, 
 }
 
 // RevokeKey implements [Store].
-func (s *BoltStore) RevokeKey(_ context.Context, accountID, keyID string, now time.Time) (out KeyRecord, err error) {
+func (s *BoltStore) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (out KeyRecord, err error) {
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bKeys)
 		v := b.Get([]byte(keyID))
@@ -266,13 +278,16 @@ func (s *BoltStore) RevokeKey(_ context.Context, accountID, keyID string, now ti
 			k.Revoked = now.UTC()
 		}
 		out = k
+		if err := s.audit(ctx, tx, AuditRevoke, accountID, "%s", k.ID); err != nil {
+			return err
+		}
 		return put(b, []byte(k.ID), boltKey{k, hex.EncodeToString(k.Hash[:])})
 	})
 	return out, err
 }
 
 // Credit implements [Store].
-func (s *BoltStore) Credit(_ context.Context, accountID string, amount Micros, ref string, now time.Time) (c Credit, applied bool, err error) {
+func (s *BoltStore) Credit(ctx context.Context, accountID string, amount Micros, ref string, now time.Time) (c Credit, applied bool, err error) {
 	if err := checkCredit(amount, ref); err != nil {
 		return Credit{}, false, err
 	}
@@ -290,7 +305,7 @@ func (s *BoltStore) Credit(_ context.Context, accountID string, amount Micros, r
 			if c.Amount != amount {
 				return fmt.Errorf("%w: credit %q of account %s was %s, not %s", ErrConflict, ref, accountID, c.Amount, amount)
 			}
-			return nil
+			return s.audit(ctx, tx, AuditCredit, accountID, "%s", creditDetail(c, false))
 		}
 		c = Credit{AccountID: accountID, Ref: ref, Amount: amount, Created: now.UTC()}
 		if err := checkCredited(accountID, a.Credited, amount); err != nil {
@@ -300,6 +315,9 @@ func (s *BoltStore) Credit(_ context.Context, accountID string, amount Micros, r
 		a.Credited += amount
 		applied = true
 		if err := put(cb, key(accountID, ref), &c); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, AuditCredit, accountID, "%s", creditDetail(c, true)); err != nil {
 			return err
 		}
 		return put(tx.Bucket(bAccounts), []byte(a.ID), a)
@@ -332,7 +350,7 @@ func (s *BoltStore) Credits(_ context.Context, accountID string) (out []Credit, 
 }
 
 // SetPrice implements [Store].
-func (s *BoltStore) SetPrice(_ context.Context, accountID string, kind Kind, price Micros) error {
+func (s *BoltStore) SetPrice(ctx context.Context, accountID string, kind Kind, price Micros) error {
 	if err := checkPrice(kind, price); err != nil {
 		return err
 	}
@@ -341,6 +359,9 @@ func (s *BoltStore) SetPrice(_ context.Context, accountID string, kind Kind, pri
 			if _, err := s.account(tx, accountID); err != nil {
 				return err
 			}
+		}
+		if err := s.audit(ctx, tx, AuditPrice, accountID, "%s $%s", kind, price); err != nil {
+			return err
 		}
 		return tx.Bucket(bPrices).Put(key(accountID, string(kind)), []byte(strconv.FormatInt(int64(price), 10)))
 	})
@@ -660,4 +681,46 @@ func checkPrice(kind Kind, price Micros) error {
 		return fmt.Errorf("%w: a price may be at most $%s, not $%s", ErrInvalid, MaxPrice, price)
 	}
 	return nil
+}
+
+// audit records the change tx makes, if ctx carries an actor, in tx.
+func (s *BoltStore) audit(ctx context.Context, tx *bolt.Tx, action, account, format string, args ...any) error {
+	e, ok := audit(ctx, action, account, format, args...)
+	if !ok {
+		return nil
+	}
+	b := tx.Bucket(bAudit)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	e.ID = int64(seq)
+	return put(b, binary.BigEndian.AppendUint64(nil, seq), &e)
+}
+
+// Audit implements [Store].
+func (s *BoltStore) Audit(_ context.Context, accountID string, before int64, limit int) (out []AuditEntry, err error) {
+	limit = auditLimit(limit)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bAudit).Cursor()
+		k, v := c.Last()
+		if before > 0 {
+			if at, _ := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(before))); at != nil {
+				k, v = c.Prev() // the last below before
+			} else {
+				k, v = c.Last() // every entry is below before
+			}
+		}
+		for ; k != nil && len(out) < limit; k, v = c.Prev() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("accounts store: audit entry %x: %w", k, err)
+			}
+			if accountID == "" || e.Account == accountID {
+				out = append(out, e)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

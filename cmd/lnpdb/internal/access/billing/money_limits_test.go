@@ -61,7 +61,7 @@ func TestCreditedLimit(t *testing.T) {
 func TestAdminRefusesOverLargeMoney(t *testing.T) {
 	s := newBolt(t)
 	acc := mustAccount(t, s, 0)
-	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(tok string) bool { return tok == "admin-secret" },
+	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
 		NewKey: func() (string, [32]byte) { return "k", hash("k") }})
 	if err != nil {
 		t.Fatal(err)

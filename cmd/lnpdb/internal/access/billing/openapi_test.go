@@ -20,7 +20,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	}
 	s := newBolt(t)
 	n := 0
-	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(tok string) bool { return tok == "admin-secret" },
+	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
 		NewKey: func() (string, [32]byte) { n++; k := "lnp_" + strconv.Itoa(n); return k, hash(k) }})
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,12 @@ func (s *PostgresStore) CreateAccount(ctx context.Context, name string, now time
 		return Account{}, err
 	}
 	a := Account{ID: newID("acct_"), Name: name, Status: StatusActive, Created: now.UTC().Truncate(time.Microsecond)}
-	_, err := s.pool.Exec(ctx, `INSERT INTO accounts (id, name, status, created) VALUES ($1, $2, $3, $4)`, a.ID, a.Name, string(a.Status), a.Created)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO accounts (id, name, status, created) VALUES ($1, $2, $3, $4)`, a.ID, a.Name, string(a.Status), a.Created); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditCreate, a.ID, "name %q", name)
+	})
 	return a, err
 }
 
@@ -90,12 +95,18 @@ func (s *PostgresStore) SetStatus(ctx context.Context, id string, st Status) (Ac
 	if st != StatusActive && st != StatusSuspended {
 		return Account{}, fmt.Errorf("%w: status %q", ErrInvalid, st)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET status = $2 WHERE id = $1`, id, string(st))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE accounts SET status = $2 WHERE id = $1`, id, string(st))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("account %q: %w", id, ErrNotFound)
+		}
+		return s.audit(ctx, tx, statusAction(st), id, "%s", st)
+	})
 	if err != nil {
 		return Account{}, err
-	}
-	if tag.RowsAffected() == 0 {
-		return Account{}, fmt.Errorf("account %q: %w", id, ErrNotFound)
 	}
 	s.keysChanged(ctx)
 	return s.Account(ctx, id)
@@ -118,8 +129,13 @@ func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) 
 	if err := s.exists(ctx, s.pool, k.AccountID); err != nil {
 		return KeyRecord{}, err
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, account_id, label, sha256, rate_limit, created) VALUES ($1, $2, $3, $4, $5, $6)`,
-		k.ID, k.AccountID, k.Label, k.Hash[:], k.Limit, k.Created)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, label, sha256, rate_limit, created) VALUES ($1, $2, $3, $4, $5, $6)`,
+			k.ID, k.AccountID, k.Label, k.Hash[:], k.Limit, k.Created); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditNewKey, k.AccountID, "%s label %q rate limit %d", k.ID, k.Label, k.Limit)
+	})
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == "23505":
@@ -165,12 +181,21 @@ func (s *PostgresStore) Keys(ctx context.Context, accountID string) ([]KeyRecord
 
 // RevokeKey implements [Store].
 func (s *PostgresStore) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked = COALESCE(revoked, $3)
-		WHERE id = $1 AND account_id = $2 RETURNING `+keyCols, keyID, accountID, now.UTC().Truncate(time.Microsecond)))
-	if err == nil {
-		s.keysChanged(ctx)
+	var k KeyRecord
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		k, err = scanKey(tx.QueryRow(ctx, `UPDATE api_keys SET revoked = COALESCE(revoked, $3)
+			WHERE id = $1 AND account_id = $2 RETURNING `+keyCols, keyID, accountID, now.UTC().Truncate(time.Microsecond)))
+		if err != nil {
+			return pgNotFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
+		}
+		return s.audit(ctx, tx, AuditRevoke, accountID, "%s", k.ID)
+	})
+	if err != nil {
+		return KeyRecord{}, err
 	}
-	return k, pgNotFound(err, fmt.Sprintf("key %q of account %q", keyID, accountID))
+	s.keysChanged(ctx)
+	return k, nil
 }
 
 // Credit implements [Store].
@@ -190,7 +215,7 @@ func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Mic
 			if c.Amount != amount {
 				return fmt.Errorf("%w: credit %q of account %s was %s, not %s", ErrConflict, ref, accountID, c.Amount, amount)
 			}
-			return nil
+			return s.audit(ctx, tx, AuditCredit, accountID, "%s", creditDetail(c, false))
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
@@ -203,8 +228,10 @@ func (s *PostgresStore) Credit(ctx context.Context, accountID string, amount Mic
 			return err
 		}
 		applied = true
-		_, err = tx.Exec(ctx, `UPDATE accounts SET balance = balance + $2, credited = credited + $2 WHERE id = $1`, accountID, amount)
-		return err
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET balance = balance + $2, credited = credited + $2 WHERE id = $1`, accountID, amount); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditCredit, accountID, "%s", creditDetail(c, true))
 	})
 	if err != nil {
 		return Credit{}, false, err
@@ -234,14 +261,18 @@ func (s *PostgresStore) SetPrice(ctx context.Context, accountID string, kind Kin
 	if err := checkPrice(kind, price); err != nil {
 		return err
 	}
-	if accountID != "" {
-		if err := s.exists(ctx, s.pool, accountID); err != nil {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if accountID != "" {
+			if err := s.exists(ctx, tx, accountID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO prices (account_id, kind, price) VALUES ($1, $2, $3)
+			ON CONFLICT (account_id, kind) DO UPDATE SET price = EXCLUDED.price`, accountID, string(kind), price); err != nil {
 			return err
 		}
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO prices (account_id, kind, price) VALUES ($1, $2, $3)
-		ON CONFLICT (account_id, kind) DO UPDATE SET price = EXCLUDED.price`, accountID, string(kind), price)
-	return err
+		return s.audit(ctx, tx, AuditPrice, accountID, "%s $%s", kind, price)
+	})
 }
 
 type querier interface {
@@ -528,4 +559,30 @@ func (s *PostgresStore) WatchKeys(ctx context.Context) <-chan struct{} {
 		}
 	}()
 	return ch
+}
+
+// audit records the change tx makes, if ctx carries an actor, in tx.
+func (s *PostgresStore) audit(ctx context.Context, tx pgx.Tx, action, account, format string, args ...any) error {
+	e, ok := audit(ctx, action, account, format, args...)
+	if !ok {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO audit_log (at, admin_key, remote, via, action, account_id, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.At, e.Key, e.Remote, e.Via, e.Action, e.Account, e.Detail)
+	return err
+}
+
+// Audit implements [Store].
+func (s *PostgresStore) Audit(ctx context.Context, accountID string, before int64, limit int) ([]AuditEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, at, admin_key, remote, via, action, account_id, detail FROM audit_log
+		WHERE ($1 = '' OR account_id = $1) AND ($2 = 0 OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, before, auditLimit(limit))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		err := r.Scan(&e.ID, &e.At, &e.Key, &e.Remote, &e.Via, &e.Action, &e.Account, &e.Detail)
+		e.At = e.At.UTC()
+		return e, err
+	})
 }

@@ -211,6 +211,11 @@ type Store interface {
 	// is in month (2006-01), ordered by account, day and kind.
 	Usage(ctx context.Context, accountID, month string) ([]UsageRow, error)
 
+	// Audit returns the audit log, newest first: accountID's entries (""
+	// for all) with ids below before (0: from the newest), at most limit
+	// of them (0 or above MaxAuditPage: MaxAuditPage).
+	Audit(ctx context.Context, accountID string, before int64, limit int) ([]AuditEntry, error)
+
 	Close() error
 }
 
