@@ -120,3 +120,25 @@ func FuzzTenDigits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCanonical holds the canonical form's fast path to the general
+// parser: it accepts exactly the inputs the general path parses as
+// canonical, with the same number, and declines everything else.
+func FuzzParseCanonical(f *testing.F) {
+	for _, s := range []string{
+		"12025550123", "19999999999", "12000000000", "12112000000", "12902000000",
+		"12021110000", "12021000000", "10205550123", "22025550123", "1202555012/",
+		"1202555012:", "120255501230", "1202555012", "/2025550123", "1\xff025550123",
+		"12025550\x80\x80\x80", "12892000000", "12992000000", "18002000000", "1202 550123",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := parseCanonical(s)
+		slow, canonical, err := parse(s)
+		want := err == nil && canonical
+		if ok != want || ok && fast != slow {
+			t.Fatalf("parseCanonical(%q) = %v, %v; the general path: %v, canonical %v, %v", s, fast, ok, slow, canonical, err)
+		}
+	})
+}

@@ -105,7 +105,12 @@ type text interface{ ~string | ~[]byte }
 // with 1), so that a caller can echo s itself instead of formatting n.
 //
 // Parse allocates nothing. Every error matches [ErrInvalid].
-func Parse(s string) (n Number, canonical bool, err error) { return parse(s) }
+func Parse(s string) (n Number, canonical bool, err error) {
+	if n, ok := parseCanonical(s); ok {
+		return n, true, nil
+	}
+	return parse(s)
+}
 
 // ParseBytes is [Parse] for a byte slice, as CSV readers produce; it does not
 // retain b.

@@ -295,3 +295,22 @@ func TestAllocs(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(100, f), name)
 	}
 }
+
+// TestParseCanonicalEveryCode runs the canonical fast path over every NPA
+// and NXX, each with a line whose digits vary, against the general path.
+func TestParseCanonicalEveryCode(t *testing.T) {
+	buf := []byte("10000000000")
+	for code := range 1_000_000 {
+		npa, nxx, line := code/1000, code%1000, (code*7919)%10000
+		for i, v := range []int{npa / 100, npa / 10 % 10, npa % 10, nxx / 100, nxx / 10 % 10, nxx % 10,
+			line / 1000, line / 100 % 10, line / 10 % 10, line % 10} {
+			buf[1+i] = byte('0' + v)
+		}
+		s := string(buf)
+		fast, ok := parseCanonical(s)
+		slow, canonical, err := parse(s)
+		if ok != (err == nil && canonical) || ok && fast != slow {
+			t.Fatalf("parseCanonical(%q) = %v, %v; the general path: %v, %v, %v", s, fast, ok, slow, canonical, err)
+		}
+	}
+}
