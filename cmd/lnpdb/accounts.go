@@ -25,6 +25,7 @@ type storeFlags struct {
 	e       *env
 	fs      *flag.FlagSet
 	dsn     *string
+	schema  *string
 	account *string
 }
 
@@ -32,6 +33,7 @@ func newStoreFlags(e *env, name string, account bool) storeFlags {
 	fs := newFlags(e, name, "")
 	sf := storeFlags{e: e, fs: fs, dsn: new(string)}
 	config.Secret(fs, sf.dsn, "accounts", "", "accounts store `DSN`: bolt:///path/accounts.db or postgres://…")
+	sf.schema = fs.String("accounts-schema", "", "with --accounts postgres://…: the PostgreSQL `schema` holding the store's tables, as serve's --accounts-schema (default: the connection's search_path)")
 	if account {
 		sf.account = fs.String("account", "", "account `ID`")
 	}
@@ -49,7 +51,7 @@ func (sf storeFlags) open(ctx context.Context, needAccount bool) (billing.Store,
 	case needAccount && *sf.account == "":
 		return nil, fmt.Errorf("%w: --account ID is required", errUsage)
 	}
-	return billing.Open(ctx, *sf.dsn)
+	return billing.OpenIn(ctx, *sf.dsn, *sf.schema)
 }
 
 // subcommand returns the subcommand args start with, one of subs, and the

@@ -207,3 +207,30 @@ func deliverCharge(ctx context.Context, e *billing.Engine, h [32]byte, kind bill
 	}
 	return err
 }
+
+// TestAccountsSchema: --accounts-schema (or LNPDB_ACCOUNTS_SCHEMA) puts the
+// accounts store in a schema of its own: two schemas of one database are
+// two stores, and serve takes the same option.
+func TestAccountsSchema(t *testing.T) {
+	dsn := testpg.New(t)
+	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--accounts-schema", "billing_a", "--name", "Acme"))
+	assert.Contains(t, mustRun(t, "account", "list", "--accounts", dsn, "--accounts-schema", "billing_a"), id)
+	t.Setenv("LNPDB_ACCOUNTS_SCHEMA", "billing_b")
+	assert.NotContains(t, mustRun(t, "account", "list", "--accounts", dsn), id, "billing_b is another store")
+	s, err := billing.OpenIn(context.Background(), dsn, "billing_a")
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Account(context.Background(), id)
+	assert.NoError(t, err)
+
+	t.Setenv("LNPDB_ACCOUNTS_SCHEMA", "")
+	bolt := "bolt://" + filepath.Join(t.TempDir(), "accounts.db")
+	assertRefused(t, nil, []refusal{
+		{[]string{"account", "list", "--accounts", dsn, "--accounts-schema", "Bad-Name"}, 1, "lowercase"},
+		{[]string{"account", "list", "--accounts", bolt, "--accounts-schema", "a"}, 1, "no schema"},
+		{[]string{"serve", "--accounts", bolt, "--accounts-schema", "a"}, 2, "--accounts-schema is for"},
+		{[]string{"serve", "--accounts", dsn, "--accounts-schema", "pg_x"}, 2, "--accounts-schema"},
+		{[]string{"serve", "--dev-key", "--updates-log-schema", "a"}, 2, "--updates-log, which is missing"},
+		{[]string{"serve", "--dev-key", "--updates-log", dsn, "--updates-log-schema", "A"}, 2, "--updates-log-schema"},
+	})
+}

@@ -35,7 +35,7 @@ const demoCredit = 10_000 // $0.01
 // openBilling opens the accounts store dsn and starts its engine. With dsn
 // "" it makes the demo: a throw-away bbolt store in a temporary directory
 // with one account (the free tier and demoCredit) and returns its key.
-func openBilling(ctx context.Context, dsn string, leaseTTL, storeTimeout time.Duration, log *slog.Logger) (b *billed, demoKey string, cleanup func(), err error) {
+func openBilling(ctx context.Context, dsn, schema string, leaseTTL, storeTimeout time.Duration, log *slog.Logger) (b *billed, demoKey string, cleanup func(), err error) {
 	cleanup = func() {}
 	var s billing.Store
 	if dsn == "" {
@@ -62,7 +62,7 @@ func openBilling(ctx context.Context, dsn string, leaseTTL, storeTimeout time.Du
 			cleanup()
 			return nil, "", func() {}, fmt.Errorf("demo accounts store: %w", err)
 		}
-	} else if s, err = billing.Open(ctx, dsn); err != nil {
+	} else if s, err = billing.OpenIn(ctx, dsn, schema); err != nil {
 		return nil, "", cleanup, fmt.Errorf("--accounts: %w", err)
 	}
 	e, err := billing.NewEngine(ctx, billing.EngineConfig{Store: s, Logger: log, LeaseTTL: leaseTTL, SyncEvery: min(time.Second, leaseTTL/5), StoreTimeout: storeTimeout})

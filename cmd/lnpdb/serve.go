@@ -25,6 +25,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/history"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/pgschema"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/tracing"
 	"github.com/lnpdb/lnpdb/format"
 )
@@ -58,6 +59,7 @@ const (
 // serveFlags are serve's command line, checked.
 type serveFlags struct {
 	dbPath, addr, keysPath, accountsDSN, metricsAddr string
+	accountsSchema                                   string
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
 	otlpEndpoint                                     string
 	devKey, accessLog, h2c, webUI                    bool
@@ -76,6 +78,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	fs.StringVar(&f.keysPath, "keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
 	config.Secret(fs, &f.accountsDSN, "accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
+	fs.StringVar(&f.accountsSchema, "accounts-schema", "", "with --accounts postgres://…: keep the store's tables in this PostgreSQL `schema`, created when absent (default: the connection's search_path, normally public)")
 	fs.BoolVar(&f.devKey, "dev-key", false, "also accept a development API key generated now and printed once")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
 	fs.IntVar(&f.limit, "rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
@@ -100,6 +103,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.Int64Var(&f.pull.maxBytes, "db-url-max-bytes", 0, "refuse a table from --db-url larger than `n` bytes, received or decompressed, before writing it (0: the size its header declares)")
 	fs.DurationVar(&f.pull.timeout, "db-url-timeout", distribute.DefaultTimeout, "give up a fetch from --db-url that takes longer than `duration` in all")
 	config.Secret(fs, &f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
+	fs.StringVar(&f.updates.schema, "updates-log-schema", "", "keep --updates-log's tables in this PostgreSQL `schema`, created when absent; nodes share a log only within one schema (default: the connection's search_path, normally public)")
 	fs.StringVar(&f.updates.node, "node", "", "this node's `name` in --updates-log, unique among its nodes (default: host name and --addr's port)")
 	if err := parse(e, fs, args); err != nil {
 		return nil, err
@@ -110,6 +114,10 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 		return nil, fmt.Errorf("%w: serve takes no arguments", errUsage)
 	case f.limit < 1:
 		return nil, fmt.Errorf("%w: --rate-limit must be at least 1", errUsage)
+	case f.accountsSchema != "" && !strings.HasPrefix(f.accountsDSN, "postgres://") && !strings.HasPrefix(f.accountsDSN, "postgresql://"):
+		return nil, fmt.Errorf("%w: --accounts-schema is for an --accounts postgres://… store", errUsage)
+	case f.accountsSchema != "" && pgschema.CheckSchema(f.accountsSchema) != nil:
+		return nil, fmt.Errorf("%w: --accounts-schema: %v", errUsage, pgschema.CheckSchema(f.accountsSchema))
 	case f.accountsDSN != "" && (f.keysPath != "" || f.devKey):
 		return nil, fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", errUsage)
 	case f.leaseTTL < time.Second:
@@ -257,7 +265,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		s.listeners = append(s.listeners, ln)
 	}
 	if f.bills() {
-		b, demoKey, cleanup, err := openBilling(ctx, f.accountsDSN, f.leaseTTL, f.accountsTimeout, s.log)
+		b, demoKey, cleanup, err := openBilling(ctx, f.accountsDSN, f.accountsSchema, f.leaseTTL, f.accountsTimeout, s.log)
 		if err != nil {
 			return err
 		}

@@ -7,20 +7,29 @@ import (
 	"strings"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/pgschema"
 )
 
 // updateLogFlags are serve's flags for following a shared update log.
 type updateLogFlags struct {
-	dsn, node string
-	follower  *updatelog.Follower
+	dsn, node, schema string
+	follower          *updatelog.Follower
 }
 
 func (u *updateLogFlags) check() error {
 	if u.dsn == "" {
-		if u.node != "" {
+		switch {
+		case u.node != "":
 			return fmt.Errorf("%w: --node names this node in --updates-log, which is missing", errUsage)
+		case u.schema != "":
+			return fmt.Errorf("%w: --updates-log-schema names the schema of --updates-log, which is missing", errUsage)
 		}
 		return nil
+	}
+	if u.schema != "" {
+		if err := pgschema.CheckSchema(u.schema); err != nil {
+			return fmt.Errorf("%w: --updates-log-schema: %v", errUsage, err)
+		}
 	}
 	if !strings.HasPrefix(u.dsn, "postgres://") && !strings.HasPrefix(u.dsn, "postgresql://") {
 		return fmt.Errorf("%w: --updates-log takes postgres://…", errUsage)
@@ -43,7 +52,7 @@ func (u *updateLogFlags) start(s *serveRun, ln net.Listener) error {
 	}
 	var err error
 	if u.follower, err = updatelog.Start(updatelog.Config{
-		DSN: u.dsn, DB: s.db, Node: u.node, Logger: s.log,
+		DSN: u.dsn, Schema: u.schema, DB: s.db, Node: u.node, Logger: s.log,
 		Applied: s.lv.Applied, Registerer: s.reg,
 	}); err != nil {
 		return err

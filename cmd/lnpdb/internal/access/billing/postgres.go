@@ -23,17 +23,20 @@ var migrations embed.FS
 // the rows of the accounts it touches (in account order, so that
 // concurrent syncs cannot deadlock).
 type PostgresStore struct {
-	pool *pgxpool.Pool
+	pool        *pgxpool.Pool
+	keysChannel string
 }
 
 // OpenPostgres connects to dsn and applies the embedded migrations the
-// database lacks (recorded in schema_migrations).
-func OpenPostgres(ctx context.Context, dsn string) (*PostgresStore, error) {
-	pool, err := pgschema.Open(ctx, dsn, "accounts store", migrations, "migrations", "schema_migrations")
+// database lacks (recorded in schema_migrations). With schema not "" the
+// store's tables live in that schema, created when absent, and every
+// statement runs there (pgschema); "" is the connection's search_path.
+func OpenPostgres(ctx context.Context, dsn, schema string) (*PostgresStore, error) {
+	pool, err := pgschema.Open(ctx, dsn, schema, "accounts store", migrations, "migrations", "schema_migrations")
 	if err != nil {
 		return nil, err
 	}
-	return &PostgresStore{pool: pool}, nil
+	return &PostgresStore{pool: pool, keysChannel: pgschema.Channel(keysChannel, schema)}, nil
 }
 
 // Close implements [Store].
@@ -505,14 +508,15 @@ func (s *PostgresStore) Usage(ctx context.Context, accountID, month string) ([]U
 }
 
 // keysChannel is the LISTEN/NOTIFY channel on which a change of the keys or
-// of an account's status is announced to every process sharing the store.
+// of an account's status is announced to every process sharing the store
+// (named after the store's schema, when it has one: pgschema.Channel).
 const keysChannel = "lnpdb_keys"
 
 // keysChanged announces a committed change of keys or statuses. Should the
 // notification be lost, the engines' periodic reload (KeysEvery) still
 // brings the change.
 func (s *PostgresStore) keysChanged(ctx context.Context) {
-	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `SELECT pg_notify($1, '')`, keysChannel)
+	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `SELECT pg_notify($1, '')`, s.keysChannel)
 }
 
 // WatchKeys implements [KeysWatcher]: a LISTEN connection, made again with a
@@ -533,7 +537,7 @@ func (s *PostgresStore) WatchKeys(ctx context.Context) <-chan struct{} {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			c, err := pgx.ConnectConfig(cctx, s.pool.Config().ConnConfig.Copy())
 			if err == nil {
-				if _, err = c.Exec(cctx, "LISTEN "+keysChannel); err != nil {
+				if _, err = c.Exec(cctx, "LISTEN "+pgx.Identifier{s.keysChannel}.Sanitize()); err != nil {
 					c.Close(context.Background())
 				}
 			}

@@ -230,6 +230,12 @@ var (
 // Open opens the store a DSN names: bolt:///path/to/accounts.db (created on
 // first use) or postgres://… (migrated to the current schema).
 func Open(ctx context.Context, dsn string) (Store, error) {
+	return OpenIn(ctx, dsn, "")
+}
+
+// OpenIn is Open with the PostgreSQL store's tables in schema (created when
+// absent; "" is the connection's search_path). A bolt store has no schema.
+func OpenIn(ctx context.Context, dsn, schema string) (Store, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("accounts DSN %q: %w", redact(dsn), err)
@@ -240,9 +246,12 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		if u.Host != "" || path == "" {
 			return nil, fmt.Errorf("accounts DSN %q: want bolt:///absolute/path/accounts.db", redact(dsn))
 		}
+		if schema != "" {
+			return nil, fmt.Errorf("accounts DSN %q: a bolt store has no schema (schema %q given)", redact(dsn), schema)
+		}
 		return OpenBolt(path)
 	case "postgres", "postgresql":
-		return OpenPostgres(ctx, dsn)
+		return OpenPostgres(ctx, dsn, schema)
 	default:
 		return nil, fmt.Errorf("accounts DSN %q: the scheme must be bolt or postgres", redact(dsn))
 	}

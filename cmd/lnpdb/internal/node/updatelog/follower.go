@@ -35,7 +35,10 @@ type Config struct {
 	// refusing posts and retrying in the background until it can.
 	Log *Log
 	DSN string
-	DB  *format.DB
+	// Schema holds the log's tables when the Follower opens DSN: see
+	// OpenIn; "" is the connection's search_path.
+	Schema string
+	DB     *format.DB
 	// Node names this node in the log (who posted a batch, who applied
 	// how far); unique among the nodes that share the log.
 	Node   string
@@ -122,7 +125,7 @@ func Start(cfg Config) (*Follower, error) {
 	l := cfg.Log
 	if l == nil {
 		f.ownLog = true
-		if l, err = Open(f.ctx, cfg.DSN); err != nil {
+		if l, err = OpenIn(f.ctx, cfg.DSN, cfg.Schema); err != nil {
 			if !unreachable(err) {
 				f.cancel()
 				return nil, err
@@ -130,7 +133,7 @@ func Start(cfg Config) (*Follower, error) {
 			msg := err.Error()
 			f.lastErr.Store(&msg)
 			f.log.Error("update log unreachable at start: updates are refused, lookups go on from the local table; retrying", "error", err)
-			f.wg.Go(func() { f.connect(cfg.DSN, st) })
+			f.wg.Go(func() { f.connect(cfg.DSN, cfg.Schema, st) })
 			return f, nil
 		}
 	}
@@ -152,9 +155,9 @@ func unreachable(err error) bool {
 	return false
 }
 
-// connect opens the log at dsn, retrying until it can or Stop, then
-// follows it.
-func (f *Follower) connect(dsn string, st state) {
+// connect opens the log at dsn in schema, retrying until it can or Stop,
+// then follows it.
+func (f *Follower) connect(dsn, schema string, st state) {
 	pause := 500 * time.Millisecond
 	for {
 		select {
@@ -163,7 +166,7 @@ func (f *Follower) connect(dsn string, st state) {
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 5*time.Second)
-		l, err := Open(f.ctx, dsn)
+		l, err := OpenIn(f.ctx, dsn, schema)
 		if err != nil {
 			msg := err.Error()
 			f.lastErr.Store(&msg)

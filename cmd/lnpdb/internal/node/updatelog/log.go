@@ -78,9 +78,10 @@ var (
 // Log is the shared update log in PostgreSQL. Its methods are safe for
 // concurrent use.
 type Log struct {
-	pool *pgxpool.Pool
-	cfg  *pgx.ConnConfig // for the LISTEN connection
-	id   string
+	pool    *pgxpool.Pool
+	cfg     *pgx.ConnConfig // for the LISTEN connection
+	channel string          // channel, named after the log's schema
+	id      string
 
 	queue           chan *appendReq // to the appender
 	closed, stopped chan struct{}
@@ -90,13 +91,20 @@ type Log struct {
 // Open connects to dsn and applies the embedded migrations the database
 // lacks (recorded in update_log_migrations, beside any other store's).
 func Open(ctx context.Context, dsn string) (*Log, error) {
-	pool, err := pgschema.Open(ctx, dsn, "update log", migrations, "migrations", "update_log_migrations")
+	return OpenIn(ctx, dsn, "")
+}
+
+// OpenIn is Open with the log's tables in schema, created when absent, and
+// every statement run there (pgschema); "" is the connection's search_path.
+// Logs in different schemas of one database are different logs.
+func OpenIn(ctx context.Context, dsn, schema string) (*Log, error) {
+	pool, err := pgschema.Open(ctx, dsn, schema, "update log", migrations, "migrations", "update_log_migrations")
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	l := &Log{pool: pool, cfg: pool.Config().ConnConfig,
+	l := &Log{pool: pool, cfg: pool.Config().ConnConfig, channel: pgschema.Channel(channel, schema),
 		queue: make(chan *appendReq, maxGroup), closed: make(chan struct{}), stopped: make(chan struct{})}
 	if err := pool.QueryRow(cctx, `SELECT id FROM update_log_info`).Scan(&l.id); err != nil {
 		pool.Close()
@@ -312,7 +320,7 @@ func (l *Log) appendGroup(group []*appendReq) {
 			inserted, last = true, r.e.Seq
 		}
 		if inserted {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, strconv.FormatInt(last, 10)); err != nil {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, l.channel, strconv.FormatInt(last, 10)); err != nil {
 				return err
 			}
 		}
@@ -497,7 +505,7 @@ func (l *Log) listen(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Exec(cctx, "LISTEN "+channel); err != nil {
+	if _, err := c.Exec(cctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
 		c.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
