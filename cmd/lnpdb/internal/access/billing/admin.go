@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/jsonbody"
 )
 
@@ -273,12 +274,52 @@ func decodeAmount(r *http.Request, req any, a *amount, name string) (Micros, err
 	return a.m, nil
 }
 
+// The admin API writes times as the lookup API does, by its one rule
+// (lnpdb.Time: RFC 3339 with a numeric offset, UTC as +00:00, whole
+// seconds). The store's records keep time.Time, and their own encoding
+// on disk; these are the records as a body carries them, each time field
+// written over by its wire form.
+type (
+	accountJSON struct {
+		Account
+		Created lnpdb.Time `json:"created"`
+	}
+	keyJSON struct {
+		KeyRecord
+		Created lnpdb.Time `json:"created"`
+		Revoked lnpdb.Time `json:"revoked,omitzero"`
+	}
+	creditJSON struct {
+		Credit
+		Created lnpdb.Time `json:"created"`
+	}
+)
+
+// wireTime is t as the lookup API writes a time; the zero time stays zero.
+func wireTime(t time.Time) lnpdb.Time {
+	if t.IsZero() {
+		return lnpdb.Time{}
+	}
+	return lnpdb.Time{Time: t.UTC().Truncate(time.Second)}
+}
+
+func accountBody(a Account) accountJSON { return accountJSON{a, wireTime(a.Created)} }
+func keyBody(k KeyRecord) keyJSON       { return keyJSON{k, wireTime(k.Created), wireTime(k.Revoked)} }
+func creditBody(c Credit) creditJSON    { return creditJSON{c, wireTime(c.Created)} }
+
+// bodies maps each record of s to its body; never nil, so that an empty
+// list is written [].
+func bodies[T, B any](s []T, body func(T) B) []B {
+	out := make([]B, len(s))
+	for i, v := range s {
+		out[i] = body(v)
+	}
+	return out
+}
+
 func (a *Admin) list(r *http.Request) (int, any, error) {
 	accts, err := a.cfg.Store.Accounts(r.Context())
-	if accts == nil {
-		accts = []Account{}
-	}
-	return http.StatusOK, map[string]any{"accounts": accts}, err
+	return http.StatusOK, map[string]any{"accounts": bodies(accts, accountBody)}, err
 }
 
 func (a *Admin) create(r *http.Request) (int, any, error) {
@@ -292,17 +333,17 @@ func (a *Admin) create(r *http.Request) (int, any, error) {
 		return 0, nil, badRequest("name is required")
 	}
 	acc, err := a.cfg.Store.CreateAccount(r.Context(), *req.Name, a.cfg.Now())
-	return a.changed(r, http.StatusCreated, acc, err)
+	return a.changed(r, http.StatusCreated, accountBody(acc), err)
 }
 
 // AccountView is an account as GET /admin/v1/accounts/{id} shows it.
 type AccountView struct {
-	Account
+	accountJSON
 	FreeLeft int64         `json:"free_left_this_month"`
 	Prices   []PriceReport `json:"prices"`
-	Keys     []KeyRecord   `json:"keys"`
+	Keys     []keyJSON     `json:"keys"`
 	Usage    []UsageRow    `json:"usage_this_month"`
-	Credits  []Credit      `json:"credits"`
+	Credits  []creditJSON  `json:"credits"`
 }
 
 func (a *Admin) show(r *http.Request) (int, any, error) {
@@ -311,7 +352,7 @@ func (a *Admin) show(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	v := AccountView{Account: acc}
+	v := AccountView{accountJSON: accountBody(acc)}
 	month := Month(a.cfg.Now())
 	if v.FreeLeft, err = s.FreeLeft(ctx, id, month); err != nil {
 		return 0, nil, err
@@ -321,16 +362,18 @@ func (a *Admin) show(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	v.Prices = PriceList(p)
-	if v.Keys, err = s.Keys(ctx, id); err != nil {
+	keys, err := s.Keys(ctx, id)
+	if err != nil {
 		return 0, nil, err
 	}
 	if v.Usage, err = s.Usage(ctx, id, month); err != nil {
 		return 0, nil, err
 	}
-	if v.Credits, err = s.Credits(ctx, id); err != nil {
+	credits, err := s.Credits(ctx, id)
+	if err != nil {
 		return 0, nil, err
 	}
-	v.Keys, v.Usage, v.Credits = nonNil(v.Keys), nonNil(v.Usage), nonNil(v.Credits)
+	v.Keys, v.Usage, v.Credits = bodies(keys, keyBody), nonNil(v.Usage), bodies(credits, creditBody)
 	return http.StatusOK, v, nil
 }
 
@@ -344,18 +387,18 @@ func nonNil[T any](s []T) []T {
 func (a *Admin) status(st Status) func(*http.Request) (int, any, error) {
 	return func(r *http.Request) (int, any, error) {
 		acc, err := a.cfg.Store.SetStatus(r.Context(), r.PathValue("id"), st)
-		return a.changed(r, http.StatusOK, acc, err)
+		return a.changed(r, http.StatusOK, accountBody(acc), err)
 	}
 }
 
 func (a *Admin) keys(r *http.Request) (int, any, error) {
 	keys, err := a.cfg.Store.Keys(r.Context(), r.PathValue("id"))
-	return http.StatusOK, map[string]any{"keys": nonNil(keys)}, err
+	return http.StatusOK, map[string]any{"keys": bodies(keys, keyBody)}, err
 }
 
 // NewKeyView is a new key: the record, and the key itself, shown once.
 type NewKeyView struct {
-	KeyRecord
+	keyJSON
 	Key string `json:"key"`
 }
 
@@ -376,7 +419,7 @@ func (a *Admin) newKey(r *http.Request) (int, any, error) {
 	}
 	text, h := a.cfg.NewKey()
 	k, err := a.cfg.Store.AddKey(r.Context(), KeyRecord{AccountID: r.PathValue("id"), Label: req.Label, Hash: h, Limit: limit}, a.cfg.Now())
-	return a.changed(r, http.StatusCreated, NewKeyView{k, text}, err)
+	return a.changed(r, http.StatusCreated, NewKeyView{keyBody(k), text}, err)
 }
 
 // changed answers v with status once the store has taken a change (err
@@ -392,12 +435,12 @@ func (a *Admin) changed(r *http.Request, status int, v any, err error) (int, any
 
 func (a *Admin) revoke(r *http.Request) (int, any, error) {
 	k, err := a.cfg.Store.RevokeKey(r.Context(), r.PathValue("id"), r.PathValue("key"), a.cfg.Now())
-	return a.changed(r, http.StatusOK, k, err)
+	return a.changed(r, http.StatusOK, keyBody(k), err)
 }
 
 // CreditView is the answer to a top-up.
 type CreditView struct {
-	Credit
+	creditJSON
 	Applied bool   `json:"applied"` // false: ref was credited before, nothing changed
 	Balance Micros `json:"balance_micros"`
 }
@@ -426,7 +469,7 @@ func (a *Admin) credit(r *http.Request) (int, any, error) {
 	if !applied {
 		status = http.StatusOK
 	}
-	return status, CreditView{c, applied, acc.Balance + acc.Leased}, nil
+	return status, CreditView{creditBody(c), applied, acc.Balance + acc.Leased}, nil
 }
 
 func (a *Admin) prices(r *http.Request) (int, any, error) {

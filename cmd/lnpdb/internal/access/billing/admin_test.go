@@ -9,6 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb"
 )
 
 type adminClient struct {
@@ -183,4 +189,40 @@ func TestAdminJSONStyle(t *testing.T) {
 	if strings.Count(body, "\n") != 1 || !strings.HasSuffix(body, "\n") || !strings.Contains(body, `"A&B <x>"`) {
 		t.Errorf("not one compact line without HTML escaping: %q", body)
 	}
+}
+
+// TestAdminTimes: the admin API writes every time as the lookup API does
+// (lnpdb.Time: RFC 3339, UTC as +00:00, whole seconds), in every store.
+func TestAdminTimes(t *testing.T) {
+	at := time.Date(2026, 11, 23, 12, 0, 5, 123456789, time.FixedZone("EST", -5*3600))
+	want := `"2026-11-23T17:00:05+00:00"`
+	require.Equal(t, want, mustJSON(t, lnpdb.Time{Time: at.UTC().Truncate(time.Second)}), "the lookup API's rule")
+	stores(t, func(t *testing.T, s Store) {
+		a, err := NewAdmin(AdminConfig{Store: s, Now: func() time.Time { return at },
+			Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
+			NewKey:    func() (string, [32]byte) { return "lnp_1", hash("lnp_1") }})
+		require.NoError(t, err)
+		c := serveAdmin(t, a)
+		_, acc, body := c.do("POST", "/admin/v1/accounts", `{"name":"Acme"}`)
+		assert.Contains(t, body, `"created":`+want)
+		id := acc["id"].(string)
+		_, k, body := c.do("POST", "/admin/v1/accounts/"+id+"/keys", `{"label":"x"}`)
+		assert.Contains(t, body, `"created":`+want)
+		_, _, body = c.do("POST", "/admin/v1/accounts/"+id+"/keys/"+k["id"].(string)+"/revoke", "")
+		assert.Contains(t, body, `"revoked":`+want)
+		_, _, body = c.do("POST", "/admin/v1/accounts/"+id+"/credits", `{"amount":"1","ref":"A"}`)
+		assert.Contains(t, body, `"created":`+want)
+		for _, path := range []string{"/admin/v1/accounts", "/admin/v1/accounts/" + id, "/admin/v1/accounts/" + id + "/keys"} {
+			_, _, body = c.do("GET", path, "")
+			assert.Regexp(t, `"created":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00"`, body, path)
+			assert.NotRegexp(t, `\d\d:\d\d:\d\d(\.\d+)?Z"`, body, path)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }
