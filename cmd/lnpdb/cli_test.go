@@ -174,7 +174,7 @@ func TestCompletion(t *testing.T) {
 	for words, want := range map[string]string{
 		"lnpdb se":                 "serve",
 		"lnpdb account cr":         "create",
-		"lnpdb serve --updates-lo": "--updates-log --updates-log-file",
+		"lnpdb serve --updates-lo": "--updates-log --updates-log-file --updates-log-schema",
 		"lnpdb usage export --mo":  "--month",
 		"lnpdb completion f":       "fish",
 	} {
