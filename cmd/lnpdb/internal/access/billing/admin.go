@@ -139,6 +139,13 @@ type apiErr struct {
 
 func (e *apiErr) Error() string { return e.dt }
 
+// IsBadRequest reports whether err is a request the admin operations
+// refuse as malformed (the API's 400 INVALID_REQUEST).
+func IsBadRequest(err error) bool {
+	var ae *apiErr
+	return errors.As(err, &ae) && ae.status == http.StatusBadRequest
+}
+
 func badRequest(format string, args ...any) error {
 	return &apiErr{http.StatusBadRequest, "Invalid request", "INVALID_REQUEST", fmt.Sprintf(format, args...)}
 }
@@ -347,34 +354,117 @@ type AccountView struct {
 }
 
 func (a *Admin) show(r *http.Request) (int, any, error) {
-	ctx, id, s := r.Context(), r.PathValue("id"), a.cfg.Store
-	acc, err := s.Account(ctx, id)
+	d, err := a.Account(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	v := AccountView{accountJSON: accountBody(acc)}
+	return http.StatusOK, AccountView{accountBody(d.Account), d.FreeLeft, d.Prices, bodies(d.Keys, keyBody), nonNil(d.Usage), bodies(d.Credits, creditBody)}, nil
+}
+
+// The operations below are the admin API's and the operator console's
+// alike: one rule for each change, whichever page or endpoint asks. A
+// change is audited as the Actor its context carries (WithActor).
+
+// AccountDetail is an account with its keys, prices, credits and this
+// month's usage.
+type AccountDetail struct {
+	Account
+	FreeLeft int64 // free lookups left this month
+	Prices   []PriceReport
+	Keys     []KeyRecord
+	Usage    []UsageRow // this month's
+	Credits  []Credit
+}
+
+// Accounts returns every account.
+func (a *Admin) Accounts(ctx context.Context) ([]Account, error) {
+	return a.cfg.Store.Accounts(ctx)
+}
+
+// Audit returns the audit log (see [Store.Audit]).
+func (a *Admin) Audit(ctx context.Context, accountID string, before int64, limit int) ([]AuditEntry, error) {
+	return a.cfg.Store.Audit(ctx, accountID, before, limit)
+}
+
+// Account returns the account id in detail.
+func (a *Admin) Account(ctx context.Context, id string) (AccountDetail, error) {
+	s := a.cfg.Store
+	acc, err := s.Account(ctx, id)
+	if err != nil {
+		return AccountDetail{}, err
+	}
+	d := AccountDetail{Account: acc}
 	month := Month(a.cfg.Now())
-	if v.FreeLeft, err = s.FreeLeft(ctx, id, month); err != nil {
-		return 0, nil, err
+	if d.FreeLeft, err = s.FreeLeft(ctx, id, month); err != nil {
+		return AccountDetail{}, err
 	}
 	p, err := s.Prices(ctx, id)
 	if err != nil {
-		return 0, nil, err
+		return AccountDetail{}, err
 	}
-	v.Prices = PriceList(p)
-	keys, err := s.Keys(ctx, id)
+	d.Prices = PriceList(p)
+	if d.Keys, err = s.Keys(ctx, id); err != nil {
+		return AccountDetail{}, err
+	}
+	if d.Usage, err = s.Usage(ctx, id, month); err != nil {
+		return AccountDetail{}, err
+	}
+	if d.Credits, err = s.Credits(ctx, id); err != nil {
+		return AccountDetail{}, err
+	}
+	return d, nil
+}
+
+// SetStatus suspends (StatusSuspended) or resumes (StatusActive) the
+// account id; its keys stop or start authenticating at once.
+func (a *Admin) SetStatus(ctx context.Context, id string, st Status) (Account, error) {
+	acc, err := a.cfg.Store.SetStatus(ctx, id, st)
+	if err == nil {
+		a.cfg.Changed(ctx)
+	}
+	return acc, err
+}
+
+// RevokeKey revokes the key keyID of the account id.
+func (a *Admin) RevokeKey(ctx context.Context, id, keyID string) (KeyRecord, error) {
+	k, err := a.cfg.Store.RevokeKey(ctx, id, keyID, a.cfg.Now())
+	if err == nil {
+		a.cfg.Changed(ctx)
+	}
+	return k, err
+}
+
+// CreditResult is a top-up as [Admin.Credit] made it.
+type CreditResult struct {
+	Credit
+	Applied bool   // false: ref was credited before, nothing changed
+	Balance Micros // the wallet after it: balance and leases
+}
+
+// Credit tops up the account id's wallet by amount (more than 0), once per
+// ref.
+func (a *Admin) Credit(ctx context.Context, id string, amount Micros, ref string) (CreditResult, error) {
+	if amount <= 0 {
+		return CreditResult{}, badRequest("amount must be more than 0")
+	}
+	c, applied, err := a.cfg.Store.Credit(ctx, id, amount, ref, a.cfg.Now())
 	if err != nil {
-		return 0, nil, err
+		return CreditResult{}, err
 	}
-	if v.Usage, err = s.Usage(ctx, id, month); err != nil {
-		return 0, nil, err
-	}
-	credits, err := s.Credits(ctx, id)
+	acc, err := a.cfg.Store.Account(ctx, c.AccountID)
 	if err != nil {
-		return 0, nil, err
+		return CreditResult{}, err
 	}
-	v.Keys, v.Usage, v.Credits = bodies(keys, keyBody), nonNil(v.Usage), bodies(credits, creditBody)
-	return http.StatusOK, v, nil
+	return CreditResult{c, applied, acc.Balance + acc.Leased}, nil
+}
+
+// SetPrice sets what the account id pays for a lookup of kind ("" for the
+// default prices) and returns its prices.
+func (a *Admin) SetPrice(ctx context.Context, id string, kind Kind, price Micros) (Prices, error) {
+	if err := a.cfg.Store.SetPrice(ctx, id, kind, price); err != nil {
+		return nil, err
+	}
+	return a.cfg.Store.Prices(ctx, id)
 }
 
 func nonNil[T any](s []T) []T {
@@ -386,8 +476,11 @@ func nonNil[T any](s []T) []T {
 
 func (a *Admin) status(st Status) func(*http.Request) (int, any, error) {
 	return func(r *http.Request) (int, any, error) {
-		acc, err := a.cfg.Store.SetStatus(r.Context(), r.PathValue("id"), st)
-		return a.changed(r, http.StatusOK, accountBody(acc), err)
+		acc, err := a.SetStatus(r.Context(), r.PathValue("id"), st)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, accountBody(acc), nil
 	}
 }
 
@@ -434,8 +527,11 @@ func (a *Admin) changed(r *http.Request, status int, v any, err error) (int, any
 }
 
 func (a *Admin) revoke(r *http.Request) (int, any, error) {
-	k, err := a.cfg.Store.RevokeKey(r.Context(), r.PathValue("id"), r.PathValue("key"), a.cfg.Now())
-	return a.changed(r, http.StatusOK, keyBody(k), err)
+	k, err := a.RevokeKey(r.Context(), r.PathValue("id"), r.PathValue("key"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, keyBody(k), nil
 }
 
 // CreditView is the answer to a top-up.
@@ -454,22 +550,15 @@ func (a *Admin) credit(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if m == 0 {
-		return 0, nil, badRequest("amount must be more than 0")
-	}
-	c, applied, err := a.cfg.Store.Credit(r.Context(), r.PathValue("id"), m, req.Ref, a.cfg.Now())
-	if err != nil {
-		return 0, nil, err
-	}
-	acc, err := a.cfg.Store.Account(r.Context(), c.AccountID)
+	c, err := a.Credit(r.Context(), r.PathValue("id"), m, req.Ref)
 	if err != nil {
 		return 0, nil, err
 	}
 	status := http.StatusCreated
-	if !applied {
+	if !c.Applied {
 		status = http.StatusOK
 	}
-	return status, CreditView{creditBody(c), applied, acc.Balance + acc.Leased}, nil
+	return status, CreditView{creditBody(c.Credit), c.Applied, c.Balance}, nil
 }
 
 func (a *Admin) prices(r *http.Request) (int, any, error) {
@@ -492,10 +581,11 @@ func (a *Admin) setPrice(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := a.cfg.Store.SetPrice(r.Context(), r.PathValue("id"), kind, p); err != nil {
+	prices, err := a.SetPrice(r.Context(), r.PathValue("id"), kind, p)
+	if err != nil {
 		return 0, nil, err
 	}
-	return a.prices(r)
+	return http.StatusOK, map[string]any{"prices": PriceList(prices)}, nil
 }
 
 func (a *Admin) usage(r *http.Request) (int, any, error) {
