@@ -6,7 +6,6 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +160,7 @@ func (b *billed) Usage(ctx context.Context, key auth.Key) (any, error) {
 }
 
 // admin returns the accounts admin API for adminKeys.
-func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (http.Handler, error) {
+func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (*billing.Admin, error) {
 	return billing.NewAdmin(billing.AdminConfig{
 		Store:     b.store,
 		Authorize: func(tok string) (string, bool) { k, ok := adminKeys.Authenticate(tok); return k.ID(), ok },

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/redislimit"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
@@ -186,6 +187,8 @@ type serveRun struct {
 	origins   []string // CORS
 	dips      *dips
 	history   *history.Sampler
+	redis     func() redislimit.Status // nil without --redis
+	accAdmin  *billing.Admin           // the accounts admin operations; nil without --accounts and --admin-keys
 	servers   []*http.Server
 }
 
@@ -371,6 +374,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	if rl != nil {
 		s.onClose(func() { rl.Close() })
 		cfg.Limiter, cfg.Redis = rl, rl.Status
+		s.redis = rl.Status
 		cfg.Ready = append(cfg.Ready, httpapi.Check{Name: "redis", Check: func(context.Context) error {
 			if st := rl.Status(); !st.OK {
 				return fmt.Errorf("the Redis server %s does not answer: rate limits are taken in this process alone", st.Addr)
@@ -471,9 +475,10 @@ func (s *serveRun) withAdmin(h http.Handler) (http.Handler, error) {
 	}
 	var accountsAdmin http.Handler = admin
 	if s.acc != nil {
-		if accountsAdmin, err = s.acc.admin(s.keys.admin, s.log); err != nil {
+		if s.accAdmin, err = s.acc.admin(s.keys.admin, s.log); err != nil {
 			return nil, err
 		}
+		accountsAdmin = s.accAdmin
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isAccountsAdmin(r.URL.Path) {

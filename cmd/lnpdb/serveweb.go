@@ -27,6 +27,11 @@ func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
 	}
 	// Each area registers its pages on ui here: /account where there are
 	// customers, /console where there are admins.
+	if cfg.Admin != nil {
+		if err := s.registerConsole(ui); err != nil {
+			return nil, err
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if webui.Owns(r.URL.Path) {
 			ui.ServeHTTP(w, r)
