@@ -16,8 +16,10 @@ import (
 // compFlag is a flag as completion offers it.
 type compFlag struct {
 	name, usage string
-	value       bool // takes a value (not a bool flag)
-	file        bool // the value is a file or directory
+	value       bool   // takes a value (not a bool flag)
+	file        bool   // the value is a file or directory
+	arg         string // the value's name in the usage (`file`, `DSN`); "" for a bool flag
+	def         string // the default, as -h prints it
 }
 
 // compCmd is a command, or a command and one of its subcommands.
@@ -63,7 +65,7 @@ func completionTable(ctx context.Context) []compCmd {
 				seen[f.Name] = true
 				kind, usage := flag.UnquoteUsage(f)
 				bf, isBool := f.Value.(interface{ IsBoolFlag() bool })
-				cf := compFlag{name: "--" + f.Name, usage: usage, value: !(isBool && bf.IsBoolFlag())}
+				cf := compFlag{name: "--" + f.Name, usage: usage, value: !(isBool && bf.IsBoolFlag()), arg: kind, def: f.DefValue}
 				cf.file = cf.value && (kind == "file" || kind == "directory" || strings.HasSuffix(f.Name, "-file"))
 				cc.flags = append(cc.flags, cf)
 			})

@@ -41,7 +41,7 @@ func addDipFlags(fs *flag.FlagSet) *dipFlags {
 	f := new(dipFlags)
 	fs.StringVar(&f.sip, "sip", "", "answer SIP INVITEs with 302 redirects carrying npdi/rn on these `host:port`s, UDP and TCP (comma-separated; port defaults to 5060)")
 	fs.StringVar(&f.sipAllow, "sip-allow", "", "serve SIP only to these source `networks` (comma-separated CIDRs; default: every source)")
-	fs.StringVar(&f.sipNPDI, "sip-npdi", sipredirect.NPDIBare.String(), "SIP: how a redirect's Contact writes npdi: `bare` (;npdi, RFC 4694) or yes (;npdi=yes, for switches that want a value)")
+	fs.StringVar(&f.sipNPDI, "sip-npdi", sipredirect.NPDIBare.String(), "SIP: the `form` of npdi in a redirect's Contact: bare (;npdi, RFC 4694) or yes (;npdi=yes, for switches that want a value)")
 	fs.IntVar(&f.sipTCPMax, "sip-tcp-max-conns", 0, fmt.Sprintf("SIP over TCP: close connections accepted beyond this `number` open at once (Kamailio's tcp_max_connections; default %d, at most a quarter of the open-file limit)", sipredirect.DefaultTCPMaxConns))
 	fs.DurationVar(&f.sipTCPIdle, "sip-tcp-idle", sipredirect.DefaultTCPIdle, "SIP over TCP: close a connection nothing arrived on for this `long` (Kamailio's tcp_connection_lifetime)")
 	fs.StringVar(&f.dns, "dns", "", "answer ENUM NAPTR queries on these `host:port`s, UDP and TCP (comma-separated; port defaults to 53)")

@@ -61,6 +61,7 @@ var commandTable = []command{
 	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", runJournal, []string{"check", "recover"}},
 	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", runKey, []string{"new", "list", "revoke"}},
 	{"lookup", "look numbers up in a table and print the REST response bodies", runLookup, nil},
+	{"man", "print the manual page, every command and flag, in roff: man > lnpdb.1", runMan, nil},
 	{"price", "prices per lookup: price set|list --accounts DSN [--account ID]", runPrice, []string{"set", "list"}},
 	{"pull", "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull --db FILE URL", runPull, nil},
 	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", runServe, nil},
