@@ -3,6 +3,8 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // writerFromSnapshot loads a mapped table back into a Writer, with the
@@ -38,7 +40,13 @@ func writerFromSnapshot(s *snapshot, updates map[uint64]*overlayEntry) (*Writer,
 		if i != numPorted {
 			continue
 		}
-		for tn, e := range updates {
+		// In the order the updates were applied, not the map's: a route
+		// or LRN an update adds takes the next dictionary index, and the
+		// file's bytes must not depend on the order of a map.
+		es := slices.Collect(maps.Values(updates))
+		sortEntries(es)
+		for _, e := range es {
+			tn := e.u.TN
 			if e.u.Action == Delete {
 				continue
 			}
@@ -46,7 +54,7 @@ func writerFromSnapshot(s *snapshot, updates map[uint64]*overlayEntry) (*Writer,
 			if !ok {
 				return nil, fmt.Errorf("%w: pending update for %d names SPID %q, which the table does not have", ErrInvalidUpdate, tn, e.u.SPID)
 			}
-			if err := w.AddPorted(tn, 0, e.u.LRN, ci, e.u.ActivatedAt); err != nil {
+			if err := w.AddPorted(tn, 0, e.u.LRN, ci, e.u.ActivatedAt, e.u.SVType); err != nil {
 				return nil, err
 			}
 		}

@@ -89,15 +89,15 @@ func TestWrongMagicAndVersion(t *testing.T) {
 	b := append([]byte{}, good...)
 	copy(b, "SQLite f")
 	require.ErrorIs(t, openAndVerify(t, dir, b), format.ErrFormat)
-	// Version 1 stored keys in 24 bits, version 2 in perfect-hash records;
-	// a newer version is unknown.
-	for _, v := range []byte{1, 2, 99} {
+	// Version 1 stored keys in 24 bits, version 2 in perfect-hash records,
+	// version 3 had no SV Type; a newer version is unknown.
+	for _, v := range []byte{1, 2, 3, 99} {
 		b = append([]byte{}, good...)
 		b[8] = v
 		err := openAndVerify(t, dir, b)
 		require.ErrorIs(t, err, format.ErrFormat)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d", v))
-		if v < 3 {
+		if v < 4 {
 			assert.Contains(t, err.Error(), "rebuild the table")
 		}
 	}

@@ -77,7 +77,7 @@ type snapshot struct {
 	lrnNums     []uint64
 	lrns        []string // 11-digit forms of lrnNums
 	msgStrings  []string
-	pairRaw     []lrnPair   // (sorted LRN index, carrier index)
+	pairRaw     []lrnPair   // (sorted LRN index, carrier index, SV Type)
 	pairs       []Ported    // pairRaw resolved; ActivatedAt is per record
 	msgTupleRaw []msgTuple  // indexes into msgStrings
 	msgTuples   []Messaging // msgTupleRaw resolved
@@ -248,7 +248,7 @@ func (s *snapshot) loadDictionaries() error {
 		}
 		s.pairs = make([]Ported, len(s.pairRaw))
 		for i, p := range s.pairRaw {
-			s.pairs[i] = Ported{OK: true, LRN: s.lrns[p.lrn], Carrier: &s.carriers[p.carrier]}
+			s.pairs[i] = Ported{OK: true, LRN: s.lrns[p.lrn], Carrier: &s.carriers[p.carrier], SVType: p.sv}
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -168,27 +169,31 @@ func encodeStrings(ss []string) []byte { return encodeList(ss, (*enc).str) }
 
 func decodeStrings(b []byte) ([]string, error) { return decodeList(b, 1, (*dec).str) }
 
-// encodePairs stores each (LRN, SPID) pair as the LRN's index in the sorted
-// LRN dictionary and the carrier's index.
+// encodePairs stores each (LRN, SPID, SV Type) route as the LRN's index in
+// the sorted LRN dictionary, the carrier's index and the SV Type.
 func encodePairs(ps []lrnPair, lrnRemap []uint32) []byte {
 	var e enc
 	e.uvarint(uint64(len(ps)))
 	for _, p := range ps {
 		e.uvarint(uint64(lrnRemap[p.lrn]))
 		e.uvarint(uint64(p.carrier))
+		e.uvarint(uint64(p.sv))
 	}
 	return e.b
 }
 
 func decodePairs(b []byte, lrns, carriers int) ([]lrnPair, error) {
 	d := dec{b: b}
-	out := make([]lrnPair, d.count(2))
+	out := make([]lrnPair, d.count(3))
 	for i := range out {
-		l, c := d.uvarint(), d.uvarint()
+		l, c, sv := d.uvarint(), d.uvarint(), d.uvarint()
 		if d.err == nil && (l >= uint64(lrns) || c >= uint64(carriers)) {
 			return nil, errors.New("pair points outside the LRN or carrier dictionary")
 		}
-		out[i] = lrnPair{uint32(l), uint32(c)}
+		if d.err == nil && sv > uint64(MaxSVType) {
+			return nil, fmt.Errorf("pair has SV Type %d, past %d", sv, MaxSVType)
+		}
+		out[i] = lrnPair{uint32(l), uint32(c), SVType(sv)}
 	}
 	return out, d.end()
 }

@@ -57,8 +57,9 @@
 // Header, 64 bytes:
 //
 //	[0,8)   magic "LNPDB\r\n\x1a"
-//	[8,10)  format version, 3 (a file of another version is refused
-//	        with ErrFormat, naming both versions)
+//	[8,10)  format version, 4 (a file of another version is refused
+//	        with ErrFormat, naming both versions; an older one with the
+//	        advice to rebuild it)
 //	[10,12) flags, 0
 //	[12,16) number of sections S
 //	[16,24) offset of the directory, 64
@@ -94,16 +95,19 @@
 //	MSGSTRS   zstd  uvarint count, then the strings (index 0 is "") that
 //	                messaging tuples refer to: providers, countries,
 //	                country codes, reference ids.
-//	PAIRS     zstd  uvarint count, then per pair the uvarints LRN index and
-//	                carrier index: the distinct (LRN, SPID) combinations of
-//	                ported records. An LRN belongs to one switch, so pairs
-//	                are few and one index is narrower than two.
+//	PAIRS     zstd  uvarint count, then per route the uvarints LRN index,
+//	                carrier index and SV Type (0 none, else the NPAC's
+//	                value + 1, at most 11): the distinct (LRN, SPID, SV
+//	                Type) routes of ported records. An LRN belongs to one
+//	                switch and a provider's numbers have few SV Types, so
+//	                routes are few and one index is narrower than three.
+//	                (Version 3 had no SV Type.)
 //	MSGTUPLE  zstd  uvarint count, then per tuple uvarint provider, a byte
 //	                0/1 enabled, uvarint country, uvarint country code,
 //	                uvarint reference id (indexes into MSGSTRS): the
 //	                distinct messaging records.
 //	BLOCKS    raw   block data, described below.
-//	PORTED    raw   per-number section; fields: pair index into PAIRS,
+//	PORTED    raw   per-number section; fields: route index into PAIRS,
 //	                activation time (unix seconds, 0 unknown; a time
 //	                field, below).
 //	MSGRECS   raw   per-number section; field: tuple index into MSGTUPLE.

@@ -74,6 +74,13 @@ func checkAgainstOracle(t *testing.T, db *format.DB, o *oracle) {
 		assert.Equal(t, "1"+strconv.FormatUint(tn10(t, row[1]), 10), r.Ported.LRN, "%d", tn)
 		assert.Equal(t, row[2], r.Ported.Carrier.OCN, "%d", tn)
 		assert.Equal(t, unixTime(t, row[3]), r.Ported.ActivatedAt, "%d", tn)
+		sv := format.SVTypeNone
+		if row[4] != "" {
+			n, err := strconv.Atoi(row[4])
+			require.NoError(t, err)
+			sv = format.SVType(n + 1)
+		}
+		assert.Equal(t, sv, r.Ported.SVType, "%d", tn)
 		checkBlock(tn, r.Block)
 	}
 	for tn, row := range o.msg {

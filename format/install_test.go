@@ -27,7 +27,7 @@ func writeTiny(t *testing.T, path string, builtAt time.Time) {
 	c, _ := w.AddCarrier(Carrier{OCN: "2002", Name: "Capital Wireless", Type: "WIRELESS"})
 	rc := w.AddRateCenter(RateCenter{State: "DC", Name: "WASHINGTON", TimeZone: "America/New_York", UTCOffset: "-0500"})
 	require.True(t, w.AddBlock(202, 555, -1, BlockRow{Carrier: c, RateCenter: rc}))
-	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766))
+	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766, SVTypeNone))
 	_, err := w.WriteFile(context.Background(), path, WriteOptions{BuiltAt: builtAt})
 	require.NoError(t, err)
 }

@@ -32,12 +32,14 @@ type Update struct {
 	LRN         uint64 // 10-digit national number; Add and Modify only
 	SPID        string // the new current carrier's SPID; Add and Modify only
 	ActivatedAt int64  // unix seconds, 0 if unknown
+	SVType      SVType // the number's SV Type; Add and Modify only
 }
 
 func (u *Update) record(seq uint64) journal.Update {
 	r := journal.Update{Seq: seq, Action: byte(u.Action), TN: u.TN, LRN: u.LRN, ActivatedAt: u.ActivatedAt}
 	if u.Action != Delete {
 		copy(r.SPID[:], u.SPID)
+		r.SVType = uint8(u.SVType)
 	}
 	return r
 }
@@ -46,6 +48,7 @@ func fromRecord(r *journal.Update) Update {
 	u := Update{Action: Action(r.Action), TN: r.TN, LRN: r.LRN, ActivatedAt: r.ActivatedAt}
 	if u.Action != Delete {
 		u.SPID = string(r.SPID[:])
+		u.SVType = SVType(r.SVType)
 	}
 	return u
 }

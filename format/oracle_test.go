@@ -19,7 +19,7 @@ type oracle struct {
 	rcs      map[string][]string // state|rate_center → row
 	codes    map[uint64][]string // npa*1000+nxx → whole-code row
 	thou     map[uint64][]string // npa*10000+nxx*10+x → thousands row
-	ported   map[uint64][]string // tn → row (tn, lrn, spid, activated_at)
+	ported   map[uint64][]string // tn → row (tn, lrn, spid, activated_at, sv_type)
 	msg      map[uint64][]string
 	cnam     map[uint64]string
 	trust    map[uint64][]string
@@ -105,7 +105,7 @@ func loadOracle(t testing.TB, fsys fs.FS) *oracle {
 	}
 	cols, rows = readCSV(t, fsys, "ported.csv")
 	for _, r := range rows {
-		v := pick(cols, r, "tn", "lrn", "spid", "activated_at")
+		v := pick(cols, r, "tn", "lrn", "spid", "activated_at", "sv_type")
 		o.ported[tn10(t, v[0])] = v
 	}
 	cols, rows = readCSV(t, fsys, "messaging.csv")

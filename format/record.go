@@ -1,5 +1,7 @@
 package format
 
+import "strconv"
+
 // Carrier is one row of carriers.csv: a service provider, keyed by its OCN
 // (which is also its NPAC SPID).
 type Carrier struct {
@@ -47,6 +49,41 @@ type Ported struct {
 	LRN         string   // 11 digits
 	Carrier     *Carrier // the new current SPID
 	ActivatedAt int64    // unix seconds, 0 if unknown
+	// SVType is the version's SV Type: the kind of service the number
+	// itself has, SVTypeNone when the source did not say.
+	SVType SVType
+}
+
+// SVType is an NPAC subscription version's SV Type, the kind of service a
+// ported number has (docs/DATA.md). It is stored as the NPAC's value plus
+// one, so that the zero value is SVTypeNone: NPAC value v is SVType(v+1).
+// The NPAC defines 0 to 10; 6 to 10 are reserved and kept by number.
+type SVType uint8
+
+// SV Types.
+const (
+	SVTypeNone                     SVType = iota // not given (an older source or LSMS)
+	SVTypeWireline                               // NPAC 0
+	SVTypeWireless                               // NPAC 1
+	SVTypeVoIP                                   // NPAC 2
+	SVTypeVoWiFi                                 // NPAC 3
+	SVTypePrepaidWireless                        // NPAC 4
+	SVTypeClass2InterconnectedVoIP               // NPAC 5
+
+	// MaxSVType is the largest SV Type the NPAC defines (NPAC 10).
+	MaxSVType SVType = 11
+)
+
+var svTypeNames = [...]string{"none", "wireline", "wireless", "voip", "vowifi", "prepaid-wireless", "class2-interconnected-voip"}
+
+// String names the SV Type: "none", "wireline", "wireless", "voip",
+// "vowifi", "prepaid-wireless", "class2-interconnected-voip", or
+// "sv-type-N" for NPAC value N otherwise.
+func (t SVType) String() string {
+	if int(t) < len(svTypeNames) {
+		return svTypeNames[t]
+	}
+	return "sv-type-" + strconv.Itoa(int(t)-1)
 }
 
 // Messaging is a per-number messaging record.

@@ -222,7 +222,7 @@ func TestSpillFileFaults(t *testing.T) {
 			require.True(t, w.AddBlock(202, 555, -1, format.BlockRow{Carrier: c, RateCenter: rc}))
 			var err error
 			for i := range 10000 {
-				if err = w.AddPorted(2025550000+uint64(i), i+1, 2025569000, c, 1552575766); err != nil {
+				if err = w.AddPorted(2025550000+uint64(i), i+1, 2025569000, c, 1552575766, format.SVTypeNone); err != nil {
 					break
 				}
 			}

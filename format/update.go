@@ -201,6 +201,9 @@ func (s *snapshot) resolve(u Update, replay bool) (*overlayEntry, error) {
 	if u.ActivatedAt < 0 || u.ActivatedAt > 1<<32-1 {
 		return nil, errors.New("activation time out of range")
 	}
+	if u.SVType > MaxSVType {
+		return nil, fmt.Errorf("SV Type %d out of range (NPAC 0 to %d)", int(u.SVType)-1, MaxSVType-1)
+	}
 	if !replay {
 		blk, err := s.block(u.TN/10000000, u.TN%10000000)
 		if err != nil {
@@ -214,7 +217,7 @@ func (s *snapshot) resolve(u Update, replay bool) (*overlayEntry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", errUnknownSPID, u.SPID)
 	}
-	e.ported = Ported{OK: true, LRN: nanp.Number(u.LRN).String(), Carrier: &s.carriers[c], ActivatedAt: u.ActivatedAt}
+	e.ported = Ported{OK: true, LRN: nanp.Number(u.LRN).String(), Carrier: &s.carriers[c], ActivatedAt: u.ActivatedAt, SVType: u.SVType}
 	return e, nil
 }
 

@@ -2,6 +2,7 @@ package format_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -109,7 +110,7 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	require.NoError(t, db.Close())
 	st, err := os.Stat(jp)
 	require.NoError(t, err)
-	assert.Equal(t, int64(16+4*(48+104)), st.Size(), "the torn tail was cut before the next append")
+	assert.Equal(t, int64(16+4*(56+104)), st.Size(), "the torn tail was cut before the next append")
 
 	db, err = format.Open(path)
 	require.NoError(t, err)
@@ -122,12 +123,12 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	// instead of dropping the acknowledged batches after it.
 	b, err := os.ReadFile(jp)
 	require.NoError(t, err)
-	b[16+152+20] ^= 1
+	b[16+160+20] ^= 1
 	require.NoError(t, os.WriteFile(jp, b, 0o644))
 	_, err = format.Open(path)
 	require.ErrorIs(t, err, format.ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), jp)
-	assert.Contains(t, err.Error(), "offset 168")
+	assert.Contains(t, err.Error(), "offset 176")
 	rep, err := format.CheckJournal(path)
 	require.NoError(t, err)
 	require.Error(t, rep.Damage)
@@ -424,4 +425,58 @@ func TestGetManyAfterDeletedPort(t *testing.T) {
 		assert.True(t, out[0].Block.Thousands, "the pooled block's row")
 		assert.Equal(t, "12025559999", out[0].Block.LRN)
 	}
+}
+
+// TestSVTypeLiveUpdates: an update's SV Type is the number's at once,
+// after a restart (the journal carries it) and after compaction; one past
+// the NPAC's range is refused.
+func TestSVTypeLiveUpdates(t *testing.T) {
+	db, path := openMini(t)
+	require.NoError(t, db.Apply([]format.Update{
+		{Action: format.Add, TN: 2025550199, LRN: 2025569000, SPID: "3003", SVType: format.SVTypeVoWiFi},
+		{Action: format.Modify, TN: 2025550123, LRN: 3122009999, SPID: "4004", SVType: format.SVTypePrepaidWireless},
+		{Action: format.Add, TN: 2025550198, LRN: 2025569000, SPID: "3003"},
+	}))
+	check := func(when string) {
+		assert.Equal(t, format.SVTypeVoWiFi, ported(t, db, 2025550199).SVType, when)
+		assert.Equal(t, format.SVTypePrepaidWireless, ported(t, db, 2025550123).SVType, when)
+		assert.Equal(t, format.SVTypeNone, ported(t, db, 2025550198).SVType, when)
+	}
+	check("applied")
+	require.NoError(t, db.Close())
+	db, err := format.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	check("replayed")
+	require.NoError(t, db.Compact(context.Background()))
+	check("compacted")
+	require.NoError(t, db.Verify())
+
+	err = db.Apply([]format.Update{{Action: format.Add, TN: 2025550197, LRN: 2025569000, SPID: "3003", SVType: format.MaxSVType + 1}})
+	require.ErrorIs(t, err, format.ErrInvalidUpdate)
+	assert.Contains(t, err.Error(), "SV Type 11 out of range")
+}
+
+// TestCompactIsDeterministic: the same pending updates compact into the
+// same bytes, whatever order a map holds them in. Each update here brings
+// an LRN and a route of its own, which take the next dictionary indexes.
+func TestCompactIsDeterministic(t *testing.T) {
+	var ups []format.Update
+	for i := range 24 {
+		ups = append(ups, format.Update{Action: format.Add, TN: 2025550150 + uint64(i), LRN: 6029998800 + uint64(i), SPID: "3003",
+			SVType: format.SVType(i % 4)})
+	}
+	var files [][]byte
+	for range 2 {
+		db, path := openMini(t)
+		require.NoError(t, db.Apply(ups))
+		require.NoError(t, db.Compact(context.Background()))
+		require.NoError(t, db.Close())
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		clear(b[32:40]) // the build time, now
+		clear(b[56:64]) // the header's checksum, which covers it
+		files = append(files, b)
+	}
+	assert.True(t, bytes.Equal(files[0], files[1]), "two compactions of the same updates differ")
 }

@@ -36,7 +36,7 @@ type Writer struct {
 	thouRow   []uint64             // bitmap over npa*10000+nxx*10+x: a thousands row exists
 
 	// The ported side: LRNs (first-seen order, sorted when written) and
-	// (LRN, carrier) pairs.
+	// (LRN, carrier, SV Type) routes.
 	lrns  dict[uint64]
 	pairs dict[lrnPair]
 	// The other side: messaging strings and tuples, caller names.
@@ -179,11 +179,14 @@ func (w *Writer) Assigned(tn uint64) bool {
 }
 
 // AddPorted adds tn's ported record: its LRN, the index of its current
-// carrier and its activation. line is the source line, which a duplicate
-// reported by WriteFile names; the first of two rows for a number wins.
-// The error is a spill file's.
-func (w *Writer) AddPorted(tn uint64, line int, lrn uint64, carrier uint32, activatedAt int64) error {
-	w.ported.add(nanp.Number(tn), line, portedRow{pair: w.pairs.intern(lrnPair{w.lrns.intern(lrn), carrier}), act: uint32(activatedAt)})
+// carrier, its activation and its SV Type (at most MaxSVType). line is the
+// source line, which a duplicate reported by WriteFile names; the first of
+// two rows for a number wins. The error is a spill file's.
+func (w *Writer) AddPorted(tn uint64, line int, lrn uint64, carrier uint32, activatedAt int64, sv SVType) error {
+	if sv > MaxSVType {
+		return fmt.Errorf("format: AddPorted %d: SV Type %d out of range", tn, sv)
+	}
+	w.ported.add(nanp.Number(tn), line, portedRow{pair: w.pairs.intern(lrnPair{w.lrns.intern(lrn), carrier, sv}), act: uint32(activatedAt)})
 	return w.portedSpill.check()
 }
 
@@ -323,11 +326,15 @@ type codeRows struct {
 	split     bool
 }
 
-// A ported record stores one index into a dictionary of (LRN, SPID) pairs,
-// not one index for each: an LRN belongs to a switch, so the pairs are few
-// and the index is about half as wide. Likewise a messaging record stores
+// A ported record stores one index into a dictionary of routes — (LRN,
+// SPID, SV Type), called pairs for their first two — not one index for
+// each: an LRN belongs to a switch and a provider's numbers have few SV
+// Types, so the routes are few and the index is about half as wide. Likewise a messaging record stores
 // one index into a dictionary of whole messaging tuples.
-type lrnPair struct{ lrn, carrier uint32 }
+type lrnPair struct {
+	lrn, carrier uint32
+	sv           SVType
+}
 type portedRow struct{ pair, act uint32 }
 type msgTuple struct {
 	provider, country, code, ref uint32

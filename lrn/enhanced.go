@@ -36,7 +36,9 @@ type Enhanced struct {
 	// IANAZone is the rate center's IANA time zone, e.g. America/New_York;
 	// the wire does not carry it.
 	IANAZone string `json:"-"`
-	// LineType is CarrierType normalized; the wire does not carry it.
+	// LineType is the number's kind of line: its ported record's SV Type
+	// where that names one, else CarrierType normalized (see
+	// LineTypeOfNumber); the wire does not carry it.
 	LineType LineType `json:"-"`
 
 	present bool
@@ -45,16 +47,17 @@ type Enhanced struct {
 // IsZero reports whether e was not filled in by a lookup.
 func (e Enhanced) IsZero() bool { return !e.present }
 
-// setEnhanced sets every field of e for carrier c and rate center rc, either
-// of which may be nil.
-func setEnhanced(e *Enhanced, c *format.Carrier, rc *format.RateCenter) {
+// setEnhanced sets every field of e for carrier c, SV Type sv (SVTypeNone
+// for a number without a ported record) and rate center rc; c and rc may
+// be nil.
+func setEnhanced(e *Enhanced, c *format.Carrier, sv format.SVType, rc *format.RateCenter) {
 	e.present = true
 	if c != nil {
 		e.Carrier, e.CarrierType, e.OCN = c.Name, c.Type, c.OCN
-		e.LineType = LineTypeOf(c.Type)
 	} else {
-		e.Carrier, e.CarrierType, e.OCN, e.LineType = "", "", "", LineUnknown
+		e.Carrier, e.CarrierType, e.OCN = "", "", ""
 	}
+	e.LineType = LineTypeOfNumber(sv, c)
 	if rc == nil {
 		rc = &noRateCenter
 	}
@@ -65,7 +68,7 @@ func setEnhanced(e *Enhanced, c *format.Carrier, rc *format.RateCenter) {
 
 var noRateCenter format.RateCenter
 
-// LineType is the kind of line a carrier category implies.
+// LineType is the kind of line a number has.
 type LineType uint8
 
 // The line types; the zero value is LineUnknown.
@@ -80,6 +83,30 @@ const (
 func (t LineType) String() string { return lookup.Name("LineType", lineTypeNames[:], t) }
 
 var lineTypeNames = [...]string{LineUnknown: "unknown", LineMobile: "mobile", LineLandline: "landline", LineVoIP: "voip"}
+
+// LineTypeOfNumber is a number's line type (docs/DATA.md): the line type
+// its ported record's SV Type names — the provider's word for this number,
+// more exact than its carrier's category (a wireless carrier's VoIP number)
+// — and where there is none (no ported record, an SV Type not given or
+// reserved) its current carrier c's (LineTypeOf; unknown for nil):
+//
+//	wireline                                      → landline
+//	wireless, prepaid wireless                    → mobile
+//	VoIP, VoWiFi, class 2 interconnected VoIP     → voip
+func LineTypeOfNumber(sv format.SVType, c *format.Carrier) LineType {
+	switch sv {
+	case format.SVTypeWireline:
+		return LineLandline
+	case format.SVTypeWireless, format.SVTypePrepaidWireless:
+		return LineMobile
+	case format.SVTypeVoIP, format.SVTypeVoWiFi, format.SVTypeClass2InterconnectedVoIP:
+		return LineVoIP
+	}
+	if c == nil {
+		return LineUnknown
+	}
+	return LineTypeOf(c.Type)
+}
 
 // LineTypeOf maps a carrier category code, in any case, to a line type:
 //

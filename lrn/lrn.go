@@ -158,9 +158,9 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 // vacant, having written nothing to r. It overwrites r whole, so that LookupMany
 // can reuse a caller's slice without clearing it first.
 func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, phone string, opt Options) bool {
-	c := b.Carrier
+	c, sv := b.Carrier, format.SVTypeNone
 	if p.OK {
-		c = p.Carrier
+		c, sv = p.Carrier, p.SVType
 	}
 	var (
 		lrn    string
@@ -191,7 +191,7 @@ func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, p
 	}
 	switch {
 	case opt.Enhanced:
-		setEnhanced(&r.Enhanced, c, b.RateCenter)
+		setEnhanced(&r.Enhanced, c, sv, b.RateCenter)
 	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
 	}

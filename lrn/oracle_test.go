@@ -47,6 +47,7 @@ type oPorted struct {
 	lrn       uint64
 	spid      string
 	activated int64
+	svType    string // ported.csv's sv_type: the NPAC value, or ""
 }
 
 type oMessaging struct {
@@ -126,7 +127,7 @@ func loadOracle(t testing.TB, dir string) *oracle {
 		}
 	})
 	readCSV(t, dir, "ported.csv", func(r map[string]string) {
-		o.ported[parseTN(t, r["tn"])] = oPorted{lrn: parseTN(t, r["lrn"]), spid: strings.ToUpper(r["spid"]), activated: parseTime(t, r["activated_at"])}
+		o.ported[parseTN(t, r["tn"])] = oPorted{lrn: parseTN(t, r["lrn"]), spid: strings.ToUpper(r["spid"]), activated: parseTime(t, r["activated_at"]), svType: r["sv_type"]}
 	})
 	readCSV(t, dir, "messaging.csv", func(r map[string]string) {
 		o.messaging[parseTN(t, r["tn"])] = oMessaging{provider: r["provider"], enabled: parseBool(t, r["enabled"]),
@@ -229,6 +230,22 @@ func (o *oracle) current(n uint64) oCarrier {
 	}
 	b, _ := o.block(n)
 	return o.carriers[b.ocn]
+}
+
+// svLineType is the line type the number's SV Type names (DATA.md): NPAC
+// 0 wireline, 1 wireless, 4 prepaid wireless, 2 and 3 VoIP and VoWiFi, 5
+// class 2 interconnected VoIP; "" where it names none and the carrier's
+// type decides.
+func (o *oracle) svLineType(n uint64) string {
+	switch o.ported[n].svType {
+	case "0":
+		return "landline"
+	case "1", "4":
+		return "mobile"
+	case "2", "3", "5":
+		return "voip"
+	}
+	return ""
 }
 
 // vacant reports whether the number has nowhere to route.

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/lrn"
 )
 
@@ -72,4 +73,21 @@ func TestLineTypeOf(t *testing.T) {
 	assert.Equal(t, "landline", lrn.LineLandline.String())
 	assert.Equal(t, "voip", lrn.LineVoIP.String())
 	assert.Equal(t, "unknown", lrn.LineUnknown.String())
+}
+
+// TestLineTypeOfNumber: the SV Type decides where it names a line type; a
+// reserved one, none, or no ported record leave it to the carrier.
+func TestLineTypeOfNumber(t *testing.T) {
+	wireless := &format.Carrier{OCN: "6529", Type: "WIRELESS"}
+	for sv, want := range map[format.SVType]lrn.LineType{
+		format.SVTypeWireline: lrn.LineLandline, format.SVTypeWireless: lrn.LineMobile,
+		format.SVTypePrepaidWireless: lrn.LineMobile, format.SVTypeVoIP: lrn.LineVoIP,
+		format.SVTypeVoWiFi: lrn.LineVoIP, format.SVTypeClass2InterconnectedVoIP: lrn.LineVoIP,
+		format.SVTypeNone: lrn.LineMobile, format.SVTypeClass2InterconnectedVoIP + 1: lrn.LineMobile,
+		format.MaxSVType: lrn.LineMobile,
+	} {
+		assert.Equal(t, want, lrn.LineTypeOfNumber(sv, wireless), sv.String())
+	}
+	assert.Equal(t, lrn.LineUnknown, lrn.LineTypeOfNumber(format.SVTypeNone, nil))
+	assert.Equal(t, lrn.LineVoIP, lrn.LineTypeOfNumber(format.SVTypeVoIP, nil))
 }

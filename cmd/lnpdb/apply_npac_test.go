@@ -26,7 +26,7 @@ func TestApplyLatestViewKill9(t *testing.T) {
 	code, _, errs := runCmd(t, "build", "--db", base, "../../testdata/sample")
 	require.Equal(t, 0, code, errs)
 
-	rows := readCSV(t, lnpdb.Sample(), "ported.csv")[1:] // tn,lrn,spid,activated_at
+	rows := readCSV(t, lnpdb.Sample(), "ported.csv")[1:] // tn,lrn,spid,activated_at,sv_type
 	require.Less(t, len(rows), applyBatch, "one batch: the file is applied all or nothing")
 	var feed strings.Builder
 	want := map[uint64]string{}

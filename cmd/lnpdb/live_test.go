@@ -54,7 +54,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	t.Helper()
 	f := &liveFixture{dir: t.TempDir(), answers: map[string]map[string]string{}}
 	src := lnpdb.Sample()
-	rows := readCSV(t, src, "ported.csv") // tn,lrn,spid,activated_at
+	rows := readCSV(t, src, "ported.csv") // tn,lrn,spid,activated_at,sv_type
 	carriers := readCSV(t, src, "carriers.csv")
 	require.Greater(t, len(rows), liveProbes*2)
 
@@ -68,7 +68,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 		if i < liveProbes {
 			f.probes = append(f.probes, "1"+r[0])
 			other := rows[1+liveProbes+i]
-			require.NoError(t, aw.Write([]string{r[0], other[1], carriers[1+i%(len(carriers)-1)][0], "2026-01-02T03:04:05Z"}))
+			require.NoError(t, aw.Write([]string{r[0], other[1], carriers[1+i%(len(carriers)-1)][0], "2026-01-02T03:04:05Z", ""}))
 			third := rows[len(rows)-1-i]
 			require.NoError(t, fw.Write([]string{"U", r[0], third[1], carriers[len(carriers)-1-i%(len(carriers)-1)][0], "2026-11-20T10:00:00Z"}))
 			continue

@@ -50,9 +50,11 @@ func TestExampleAnswers(t *testing.T) {
 	defer db.Close()
 
 	type answer struct {
-		Case      string          `json:"case"`
-		Number    string          `json:"number"`
-		LRN       json.RawMessage `json:"lrn"`
+		Case   string          `json:"case"`
+		Number string          `json:"number"`
+		LRN    json.RawMessage `json:"lrn"`
+		// LineType is lrn.Enhanced.LineType, which the wire does not carry.
+		LineType  string          `json:"line_type,omitempty"`
 		CNAM      json.RawMessage `json:"cnam"`
 		Messaging json.RawMessage `json:"messaging"`
 	}
@@ -80,6 +82,9 @@ func TestExampleAnswers(t *testing.T) {
 	} {
 		r, err := lrn.Lookup(db, c.number, lrn.Options{Enhanced: true, Messaging: true})
 		a := answer{Case: c.name, Number: c.number, LRN: wire(r, err)}
+		if err == nil {
+			a.LineType = r.Enhanced.LineType.String()
+		}
 		cr, err := cnam.Lookup(db, c.number)
 		a.CNAM = wire(cr, err)
 		mr, err := messaging.Lookup(db, c.number)

@@ -69,8 +69,8 @@ func zstded(t *testing.T, b []byte) []byte {
 
 // svRecord is a subscription version record of the current release: 21
 // fields, SV Type wireless.
-func svRecord(id int, tn, lrn, spid, at string, lnpType, reason int) string {
-	return fmt.Sprintf("%d|%s|%s|%s|%s|001001001|0|001001002|0|001001003|0|001001004|0||||%d|%d|||1\r", id, tn, lrn, spid, at, lnpType, reason)
+func svRecord(id int, tn, lrn, spid, at string, lnpType, reason int, svType string) string {
+	return fmt.Sprintf("%d|%s|%s|%s|%s|001001001|0|001001002|0|001001003|0|001001004|0||||%d|%d|||%s\r", id, tn, lrn, spid, at, lnpType, reason, svType)
 }
 
 // bddWorld writes the generated world in src again with its ported numbers
@@ -118,11 +118,11 @@ func bddWorld(t *testing.T, src string) string {
 		if i >= len(ported)/2 {
 			out = &west
 		}
-		out.WriteString(svRecord(i+1, r["tn"], r["lrn"], r["spid"], bddTime(t, r["activated_at"]), 0, 0))
+		out.WriteString(svRecord(i+1, r["tn"], r["lrn"], r["spid"], bddTime(t, r["activated_at"]), 0, 0, r["sv_type"]))
 	}
 	first := ported[0]
-	west.WriteString(svRecord(900001, first["tn"], first["lrn"], first["spid"], "", 2, 0)) // pooled: answered by the block
-	west.WriteString(svRecord(900002, first["tn"], first["lrn"], first["spid"], "", 0, 1)) // deleted
+	west.WriteString(svRecord(900001, first["tn"], first["lrn"], first["spid"], "", 2, 0, "1")) // pooled: answered by the block
+	west.WriteString(svRecord(900002, first["tn"], first["lrn"], first["spid"], "", 0, 1, "1")) // deleted
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "SV.east.20261126.dat.gz"), gzipped(t, east.Bytes()), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "SV.west.20261126.dat"), west.Bytes(), 0o644))
 
@@ -183,7 +183,7 @@ func TestBDDCrossFileChecks(t *testing.T) {
 		"ratecenters.csv": {Data: []byte("state,rate_center,lata,city,county,zip_code,timezone\nCO,DENVER,656,Denver,Denver,80202,America/Denver\n")},
 		"blocks.csv":      {Data: []byte("npa,nxx,x,ocn,state,rate_center\n303,555,,AB1C,CO,DENVER\n303,555,2,AB1C,CO,DENVER\n")},
 	}
-	sv := func(id int, tn, spid string) string { return svRecord(id, tn, "3035550000", spid, "", 0, 0) }
+	sv := func(id int, tn, spid string) string { return svRecord(id, tn, "3035550000", spid, "", 0, 0, "1") }
 	for _, tt := range []struct {
 		name  string
 		files map[string]string

@@ -765,7 +765,7 @@ func (b *builder) readPorted() error {
 		err := b.readFile(file, false, func(r io.Reader) error {
 			return read(r, file, b.srcOpts(), func(p *source.Ported) error {
 				last = p.Line
-				return b.addPorted(file, p.Line, base, p.TN, p.LRN, p.SPID, p.ActivatedAt)
+				return b.addPorted(file, p.Line, base, p.TN, p.LRN, p.SPID, p.ActivatedAt, p.SVType)
 			})
 		})
 		if err != nil {
@@ -788,7 +788,7 @@ func (b *builder) readPorted() error {
 					b.ruleSkip(f.name, "a pooled number's version (LNP type pool) is answered by its block")
 					return nil
 				}
-				return b.addPorted(f.name, v.Line, fbase, v.TN, v.LRN, v.SPID, v.ActivatedAt)
+				return b.addPorted(f.name, v.Line, fbase, v.TN, v.LRN, v.SPID, v.ActivatedAt, v.SVType)
 			})
 		})
 		if err != nil {
@@ -799,13 +799,13 @@ func (b *builder) readPorted() error {
 	return nil
 }
 
-func (b *builder) addPorted(file string, line, base int, tn, lrn nanp.Number, spid string, at int64) error {
+func (b *builder) addPorted(file string, line, base int, tn, lrn nanp.Number, spid string, at int64, sv format.SVType) error {
 	ci, ok := b.w.Carrier(spid)
 	if !ok {
 		return b.rowErr(file, line, "spid", "unknown SPID %s (not in carriers.csv)", spid)
 	}
 	return b.perNumber(file, line, tn, func() error {
-		return b.w.AddPorted(uint64(tn), base+line, uint64(lrn), ci, at)
+		return b.w.AddPorted(uint64(tn), base+line, uint64(lrn), ci, at, sv)
 	})
 }
 

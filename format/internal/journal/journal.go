@@ -3,12 +3,12 @@
 // it, and the rewrite and salvage that compaction and recovery use. It knows
 // nothing of tables; the format package gives the updates their meaning.
 //
-// Layout: a 16-byte header ("LNPDBJ2\n", then 8 zero bytes), then records.
+// Layout: a 16-byte header ("LNPDBJ3\n", then 8 zero bytes), then records.
 // Every record starts with the xxhash64 of the rest of it and a kind byte.
 //
-// An update record, 48 bytes:
+// An update record, 56 bytes:
 //
-//	[0,8)   xxhash64 of bytes [8,48)
+//	[0,8)   xxhash64 of bytes [8,56)
 //	[8]     action: 'A' add, 'U' update, 'D' delete
 //	[9,13)  SPID (4 ASCII bytes; zero for a delete)
 //	[13,16) its index in its batch, from 0 (24 bits: a batch holds at most
@@ -17,7 +17,11 @@
 //	[24,32) TN, 10-digit national number
 //	[32,40) LRN, 10-digit national number (0 for a delete)
 //	[40,48) activation time, unix seconds (signed; 0 unknown)
+//	[48]    SV Type as the table stores it (0 none; 0 for a delete)
+//	[49,56) zero
 //
+// (Version 2, "LNPDBJ2\n", had 48-byte update records without the SV
+// Type; such a journal is refused with ErrVersion.)
 // A commit record, 104 bytes, closes a batch: the updates right before it,
 // back to the previous commit record.
 //
@@ -66,9 +70,9 @@ import (
 
 // Sizes of the journal's parts.
 const (
-	Magic      = "LNPDBJ2\n"
+	Magic      = "LNPDBJ3\n"
 	HeaderSize = 16
-	UpdateSize = 48
+	UpdateSize = 56
 	CommitSize = 104
 )
 
@@ -86,6 +90,7 @@ type Update struct {
 	TN          uint64
 	LRN         uint64
 	ActivatedAt int64
+	SVType      uint8
 }
 
 // Commit is a commit record.
@@ -129,6 +134,7 @@ func AppendUpdate(dst []byte, u *Update) []byte {
 	binary.LittleEndian.PutUint64(b[24:], u.TN)
 	binary.LittleEndian.PutUint64(b[32:], u.LRN)
 	binary.LittleEndian.PutUint64(b[40:], uint64(u.ActivatedAt))
+	b[48] = u.SVType
 	binary.LittleEndian.PutUint64(b[:], xxhash.Sum64(b[8:]))
 	return append(dst, b[:]...)
 }
@@ -197,7 +203,8 @@ func Fingerprint(ups []Update) uint64 {
 // decodeUpdate decodes b[:UpdateSize], reporting whether it is a valid
 // update record.
 func decodeUpdate(b []byte) (Update, bool) {
-	if len(b) < UpdateSize || !isAction(b[8]) || binary.LittleEndian.Uint64(b) != xxhash.Sum64(b[8:UpdateSize]) {
+	if len(b) < UpdateSize || !isAction(b[8]) || binary.LittleEndian.Uint64(b) != xxhash.Sum64(b[8:UpdateSize]) ||
+		!allZero(b[49:UpdateSize]) {
 		return Update{}, false
 	}
 	u := Update{
@@ -207,6 +214,7 @@ func decodeUpdate(b []byte) (Update, bool) {
 		TN:          binary.LittleEndian.Uint64(b[24:]),
 		LRN:         binary.LittleEndian.Uint64(b[32:]),
 		ActivatedAt: int64(binary.LittleEndian.Uint64(b[40:])),
+		SVType:      b[48],
 	}
 	copy(u.SPID[:], b[9:13])
 	return u, true

@@ -1,5 +1,6 @@
 // Package feed reads the NPAC update feeds that port-data vendors deliver —
-// CSV with the columns action, tn, lrn, spid and activated_at, or the same
+// CSV with the columns action, tn, lrn, spid, activated_at and optionally
+// sv_type, or the same
 // as a JSON array — into format.Update values, holding every value to the
 // source-data rules of internal/ingest/source. The admin API and lnpdb apply both
 // read feeds through it. (It sits beside internal/ingest/source rather than in it
@@ -23,10 +24,11 @@ import (
 )
 
 // feedHeader is the header of an update feed (DATA.md, Live updates).
-const feedHeader = "action,tn,lrn,spid,activated_at"
+const feedHeader = "action,tn,lrn,spid,activated_at,sv_type"
 
 // Read reads an update feed — CSV with the columns action, tn, lrn,
-// spid and activated_at, as port-data vendors deliver it — calling fn with
+// spid, activated_at and optionally sv_type (the NPAC SV Type, 0 to 10), as
+// port-data vendors deliver it — calling fn with
 // each update in order. name is used in error messages. The first bad row
 // stops the read with an error naming its line and column.
 func Read(r io.Reader, name string, fn func(format.Update) error) error {
@@ -37,6 +39,7 @@ func Read(r io.Reader, name string, fn func(format.Update) error) error {
 			LRN:         uint64(u.LRN),
 			SPID:        u.SPID,
 			ActivatedAt: u.ActivatedAt,
+			SVType:      u.SVType,
 		})
 	})
 }
@@ -62,6 +65,27 @@ type feedJSON struct {
 	LRN         string   `json:"lrn"`
 	SPID        string   `json:"spid"`
 	ActivatedAt feedTime `json:"activated_at"`
+	SVType      feedInt  `json:"sv_type"`
+}
+
+// feedInt is sv_type in JSON: a string as the CSV feed writes it, or an
+// integer.
+type feedInt string
+
+func (t *feedInt) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, (*string)(t))
+	}
+	if string(b) == "null" {
+		*t = ""
+		return nil
+	}
+	n, err := strconv.ParseUint(string(b), 10, 8)
+	if err != nil {
+		return fmt.Errorf("sv_type must be a number from 0 to 10, not %.30s", b)
+	}
+	*t = feedInt(strconv.FormatUint(n, 10))
+	return nil
 }
 
 // feedTime is activated_at in JSON: a string as the CSV feed writes it
@@ -114,7 +138,7 @@ func ParseJSON(body []byte) ([]format.Update, error) {
 	buf.WriteString(feedHeader + "\n")
 	cw := csv.NewWriter(&buf)
 	for i, u := range rows {
-		rec := []string{u.Action, u.TN, u.LRN, u.SPID, string(u.ActivatedAt)}
+		rec := []string{u.Action, u.TN, u.LRN, u.SPID, string(u.ActivatedAt), string(u.SVType)}
 		for _, f := range rec {
 			if strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				return nil, fmt.Errorf("update %d: a field holds a control character", i+1)

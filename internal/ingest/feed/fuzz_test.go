@@ -85,6 +85,7 @@ func FuzzFeedCSV(f *testing.F) {
 		"action,tn,lrn,spid,activated_at\nd,12025550123,,,\nA,2025550124,17718860000,1506,20240102030405\n",
 		"tn,action,spid,lrn,activated_at\n2025550123,u,0987,7327370999,\n",
 		"action,tn,lrn,spid,activated_at\nX,1,2,3,4\n",
+		"action,tn,lrn,spid,activated_at,sv_type\nA,2025550124,17718860000,1506,,5\nU,2025550125,17718860000,1506,,11\n",
 		"",
 	} {
 		f.Add([]byte(s))
@@ -97,6 +98,7 @@ func FuzzFeedJSON(f *testing.F) {
 		`[{"action":"U","tn":"2025550123","lrn":"7327370999","spid":"0987","activated_at":"2026-11-20T10:00:00Z"}]`,
 		`[{"action":"D","tn":"12025550123"},{"action":"a","tn":"2025550124","lrn":"7718860000","spid":"1506","activated_at":1790000000}]`,
 		`[{"action":"U","tn":2025550123}]`,
+		`[{"action":"A","tn":"2025550124","lrn":"7718860000","spid":"1506","sv_type":3},{"action":"A","tn":"2025550125","lrn":"7718860000","spid":"1506","sv_type":"12"}]`,
 		`[{"action":"U","tn":"2025550123\n","lrn":"7327370999","spid":"0987"}]`,
 		`{"action":"U"}`,
 		`[]`,

@@ -56,7 +56,7 @@ func ReadNPAC(r io.Reader, name string, fn func(format.Update) error) error {
 			return &source.RowError{File: name, Line: v.Line, Column: "download_reason",
 				Reason: "not an activity (0 new, 1 delete, 2 modify): " + reason}
 		}
-		all = append(all, versioned{v.VersionID, format.Update{Action: a, TN: uint64(v.TN), LRN: uint64(v.LRN), SPID: v.SPID, ActivatedAt: v.ActivatedAt}})
+		all = append(all, versioned{v.VersionID, format.Update{Action: a, TN: uint64(v.TN), LRN: uint64(v.LRN), SPID: v.SPID, ActivatedAt: v.ActivatedAt, SVType: v.SVType}})
 		return nil
 	})
 	if err != nil {

@@ -24,10 +24,10 @@ func TestReadNPACLatestView(t *testing.T) {
 	ups, err := ParseNPAC(body)
 	require.NoError(t, err)
 	want := []format.Update{
-		{Action: format.Add, TN: 3035551000, LRN: 3035550000, SPID: "0001", ActivatedAt: 1730419200},
-		{Action: format.Modify, TN: 3035551001, LRN: 3035550001, SPID: "0001", ActivatedAt: 1730419320},
-		{Action: format.Delete, TN: 3035551002, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419380},
-		{Action: format.Add, TN: 3035551005, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419260},
+		{Action: format.Add, TN: 3035551000, LRN: 3035550000, SPID: "0001", ActivatedAt: 1730419200, SVType: format.SVTypeWireless},
+		{Action: format.Modify, TN: 3035551001, LRN: 3035550001, SPID: "0001", ActivatedAt: 1730419320, SVType: format.SVTypeWireline},
+		{Action: format.Delete, TN: 3035551002, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419380, SVType: format.SVTypeWireless},
+		{Action: format.Add, TN: 3035551005, LRN: 3035550002, SPID: "0002", ActivatedAt: 1730419260, SVType: format.SVTypeVoIP},
 	} // in Version Id order: 1, 2, 3, 6
 	assert.Equal(t, want, ups)
 	checkUpdates(t, ups)
@@ -98,4 +98,28 @@ func TestReadNPACVersionOrder(t *testing.T) {
 		got = append(got, fmt.Sprintf("%c %d", u.Action, u.TN))
 	}
 	assert.Equal(t, []string{"D 3035551000", "U 3035551001", "A 3035551000"}, got)
+}
+
+// TestFeedSVType: the CSV feed's optional sv_type column and the JSON
+// feed's sv_type field (a string or an integer) carry the NPAC SV Type.
+func TestFeedSVType(t *testing.T) {
+	ups, err := ParseCSV([]byte("action,tn,lrn,spid,activated_at,sv_type\nA,2025550123,7327370999,0987,,4\nU,2025550124,7327370999,0987,,\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []format.SVType{format.SVTypePrepaidWireless, format.SVTypeNone}, []format.SVType{ups[0].SVType, ups[1].SVType})
+
+	ups, err = ParseJSON([]byte(`[{"action":"A","tn":"2025550123","lrn":"7327370999","spid":"0987","sv_type":2},` +
+		`{"action":"A","tn":"2025550124","lrn":"7327370999","spid":"0987","sv_type":"0"},` +
+		`{"action":"A","tn":"2025550125","lrn":"7327370999","spid":"0987","sv_type":null}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []format.SVType{format.SVTypeVoIP, format.SVTypeWireline, format.SVTypeNone}, []format.SVType{ups[0].SVType, ups[1].SVType, ups[2].SVType})
+
+	for body, want := range map[string]string{
+		`[{"action":"A","tn":"2025550123","lrn":"7327370999","spid":"0987","sv_type":11}]`:   "update 1: sv_type: not a number from 0 to 10",
+		`[{"action":"A","tn":"2025550123","lrn":"7327370999","spid":"0987","sv_type":-1}]`:   "sv_type must be a number from 0 to 10",
+		`[{"action":"A","tn":"2025550123","lrn":"7327370999","spid":"0987","sv_type":true}]`: "sv_type must be a number from 0 to 10",
+	} {
+		_, err := ParseJSON([]byte(body))
+		require.Error(t, err, body)
+		assert.Contains(t, err.Error(), want, body)
+	}
 }

@@ -159,8 +159,9 @@ func readDir(t *testing.T, dir string) *dirData {
 		}
 		d.blocks[code*10+x] = b
 	}
-	for _, r := range readCSV(t, dir, FilePorted, "tn,lrn,spid,activated_at") {
+	for _, r := range readCSV(t, dir, FilePorted, "tn,lrn,spid,activated_at,sv_type") {
 		tn := parseTN(t, r[0])
+		require.Contains(t, []string{"", "0", "1", "2", "3", "4", "5"}, r[4], "sv_type of %s", r[0])
 		_, dup := d.ported[tn]
 		require.False(t, dup, "duplicate ported TN: %v", tn)
 		require.True(t, d.hasCarrier(r[2]), "SPID %s", r[2])

@@ -348,7 +348,7 @@ func appendField(b []byte, s string) []byte {
 // code by code. Each code draws from its own random stream, so a code's rows
 // depend only on the seed and the code.
 func (o *output) writeNumbers(ctx context.Context, w *world, cfg Config, st *Stats) error {
-	pf, err := o.create(FilePorted, "tn,lrn,spid,activated_at")
+	pf, err := o.create(FilePorted, "tn,lrn,spid,activated_at,sv_type")
 	if err != nil {
 		return err
 	}
@@ -376,6 +376,9 @@ func (o *output) writeNumbers(ctx context.Context, w *world, cfg Config, st *Sta
 		c := &w.codes[ci]
 		reg := &w.regions[c.region]
 		r := newRNG(cfg.Seed, 1<<32+uint64(ci))
+		// SV Types draw from a stream of their own, so that every other
+		// value is what it was before ported.csv had the column.
+		svr := newRNG(cfg.Seed, 2<<32+uint64(ci))
 		var blocks [10]int
 		if c.split {
 			n := 0
@@ -428,6 +431,8 @@ func (o *output) writeNumbers(ctx context.Context, w *world, cfg Config, st *Sta
 					from = wirelessLNPStart
 				}
 				b = appendTime(b, &r, activation(&r, from, 0.02))
+				b = append(b, ',')
+				b = append(b, svType(&svr, w.carriers[current].ctype)...)
 				pf.row(append(b, '\n'))
 			}
 			if cfg.Messaging > 0 && r.chance(cfg.Messaging) {

@@ -134,7 +134,7 @@ func TestGenerateDefaults(t *testing.T) {
 	assert.Zero(t, st.Ported+st.Messaging+st.CNAM+st.Trust)
 	b, err := os.ReadFile(filepath.Join(dir, FilePorted))
 	require.NoError(t, err)
-	assert.Equal(t, "tn,lrn,spid,activated_at\n", string(b))
+	assert.Equal(t, "tn,lrn,spid,activated_at,sv_type\n", string(b))
 	d := readDir(t, dir)
 	assert.Contains(t, d.codes, sampleNPA*1000+sampleNXX, "202-555 is always assigned")
 }

@@ -69,7 +69,7 @@ func WriteNPAC(ctx context.Context, dir string) (NPACStats, error) {
 				return err
 			}
 			st.SubscriptionVersions++
-			_, err = fmt.Fprintf(w, "%d|%s|%s|%s|%s||||||||||||0|0|||%s\r", n, r["tn"], r["lrn"], r["spid"], at, svType(carriers[r["spid"]][1]))
+			_, err = fmt.Fprintf(w, "%d|%s|%s|%s|%s||||||||||||0|0|||%s\r", n, r["tn"], r["lrn"], r["spid"], at, r["sv_type"])
 			return err
 		})
 	}); err != nil {
@@ -207,25 +207,46 @@ func bddTime(s string) (string, error) {
 	return t.UTC().Format("20060102150405"), nil
 }
 
-// svType and spType are the NPAC SV Type and SPID type a carrier_type
-// stands for (docs/DATA.md); "" where none does.
-func svType(carrierType string) string {
+// spType is the NPAC SPID type a carrier_type stands for (docs/DATA.md):
+// 0 wireline, 1 wireless, 3 class 1 interconnected VoIP; "" where none does.
+func spType(carrierType string) string {
 	switch strings.ToUpper(carrierType) {
 	case "WIRELESS", "PCS", "CELLULAR":
 		return "1"
 	case "VOIP", "IPES":
-		return "2"
+		return "3"
 	case "ILEC", "RBOC", "CLEC", "ULEC", "CAP", "LEC", "ICO":
 		return "0"
 	}
 	return ""
 }
 
-func spType(carrierType string) string {
-	switch t := svType(carrierType); t {
-	case "2":
-		return "3"
+// svType draws a ported number's NPAC SV Type (ported.csv's sv_type) for a
+// carrier of type carrierType: mostly the carrier's own kind of service,
+// with the exceptions SV Type exists to tell (a wireless carrier's prepaid
+// and Wi-Fi calling numbers, a wireline carrier's VoIP numbers), and a few
+// versions from LSMSs that do not send it (empty).
+func svType(r *rng, carrierType string) string {
+	x := r.float()
+	switch {
+	case x < 0.02:
+		return ""
+	case carrierType == typeWireless:
+		return pickSV(x, "1", 0.82, "4", 0.97, "3")
+	case carrierType == typeVOIP:
+		return pickSV(x, "2", 0.87, "5", 1, "")
 	default:
-		return t
+		return pickSV(x, "0", 0.90, "2", 1, "")
 	}
+}
+
+// pickSV returns a below p, else b below q, else c.
+func pickSV(x float64, a string, p float64, b string, q float64, c string) string {
+	switch {
+	case x < p:
+		return a
+	case x < q:
+		return b
+	}
+	return c
 }

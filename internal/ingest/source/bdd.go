@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
@@ -152,33 +153,29 @@ const (
 )
 
 // SVType is the subscription version type: what kind of service the number
-// has, set by the provider that serves it.
-type SVType int8
+// has, set by the provider that serves it. It is the table's own type
+// (format.SVType: the NPAC value plus one, zero when absent), so that a
+// record goes into the table as it is read.
+type SVType = format.SVType
 
 // SV Types. Values 6 to 10 are defined by the NPAC as reserved
 // ("sv-type-6" …) and are read, kept and named by number.
 const (
-	SVTypeNone                     SVType = -1 // absent or empty: an LSMS older than the field
-	SVTypeWireline                 SVType = 0
-	SVTypeWireless                 SVType = 1
-	SVTypeVoIP                     SVType = 2
-	SVTypeVoWiFi                   SVType = 3
-	SVTypePrepaidWireless          SVType = 4
-	SVTypeClass2InterconnectedVoIP SVType = 5
-	maxSVType                      SVType = 10
+	SVTypeNone                     = format.SVTypeNone // absent or empty: an LSMS older than the field
+	SVTypeWireline                 = format.SVTypeWireline
+	SVTypeWireless                 = format.SVTypeWireless
+	SVTypeVoIP                     = format.SVTypeVoIP
+	SVTypeVoWiFi                   = format.SVTypeVoWiFi
+	SVTypePrepaidWireless          = format.SVTypePrepaidWireless
+	SVTypeClass2InterconnectedVoIP = format.SVTypeClass2InterconnectedVoIP
+	maxSVType                      = format.MaxSVType
 )
 
-var svTypeNames = [...]string{"wireline", "wireless", "voip", "vowifi", "prepaid-wireless", "class2-interconnected-voip"}
-
-func (t SVType) String() string {
-	switch {
-	case t == SVTypeNone:
-		return "none"
-	case int(t) >= 0 && int(t) < len(svTypeNames):
-		return svTypeNames[t]
-	default:
-		return fmt.Sprintf("sv-type-%d", int(t))
-	}
+// parseSVType parses an SV Type field: the NPAC's value, 0 to 10, or empty
+// for none.
+func parseSVType(f []byte, col string) (SVType, *badField) {
+	n, bad := parseEnum(f, int(maxSVType)-1, col)
+	return SVType(n + 1), bad
 }
 
 // PointCode is a signalling point code and subsystem number a number's
@@ -330,10 +327,9 @@ func parseSV(b *bddReader, codes *codeTable, v *SV) *badField {
 	if v.WSMSC, bad = parsePointCode(b.field(svWSMSCDPC), b.field(svWSMSCSSN), "wsmsc"); bad != nil {
 		return bad
 	}
-	if n, bad = parseEnum(b.field(svSVType), int(maxSVType), "sv_type"); bad != nil {
+	if v.SVType, bad = parseSVType(b.field(svSVType), "sv_type"); bad != nil {
 		return bad
 	}
-	v.SVType = SVType(n)
 	if v.AltSPID, bad = parseSPID(codes, b.field(svAltSPID), "alt_spid", false); bad != nil {
 		return bad
 	}
@@ -441,10 +437,9 @@ func parsePoolBlock(b *bddReader, codes *codeTable, v *PoolBlock) *badField {
 		return bad
 	}
 	v.Reason = DownloadReason(n)
-	if n, bad = parseEnum(b.field(blkSVType), int(maxSVType), "sv_type"); bad != nil {
+	if v.SVType, bad = parseSVType(b.field(blkSVType), "sv_type"); bad != nil {
 		return bad
 	}
-	v.SVType = SVType(n)
 	v.AltSPID, bad = parseSPID(codes, b.field(blkAltSPID), "alt_spid", false)
 	return bad
 }

@@ -164,14 +164,17 @@ func checkPorted(t *testing.T, v *Ported) int {
 	checkNumber(t, v.LRN, false)
 	checkCode(t, v.SPID)
 	checkTime(t, v.ActivatedAt)
+	require.LessOrEqual(t, v.SVType, maxSVType)
 	return v.Line
 }
 
 func FuzzReadPorted(f *testing.F) {
-	fuzzReader(f, ReadPorted, seeds("tn,lrn,spid,activated_at",
+	fuzzReader(f, ReadPorted, append(seeds("tn,lrn,spid,activated_at",
 		"2025550123,12025550000,AB1C,20240102030405", "12025550124,2025550000,ab1c,",
 		"2025550125,2025550000,6529,2024-01-02T03:04:05-05:00", "1115550123,20255,AB,2024-13-01T00:00:00Z",
 		"19115550123,2025550000,AB1C,", "2025550123,12905550000,AB1C,", "12029110123,2025550000,AB1C,"),
+		seeds("tn,lrn,spid,activated_at,sv_type", "2025550123,2025550000,AB1C,,1", "2025550124,2025550000,AB1C,,",
+			"2025550125,2025550000,AB1C,,10", "2025550126,2025550000,AB1C,,11", "2025550127,2025550000,AB1C,,-1")...),
 		checkPorted)
 }
 
@@ -230,9 +233,9 @@ func FuzzReadTrust(f *testing.F) {
 }
 
 func FuzzReadUpdates(f *testing.F) {
-	fuzzReader(f, ReadUpdates, seeds("action,tn,lrn,spid,activated_at",
-		"A,2025550123,2025550000,AB1C,20240102030405", "u,12025550123,12025550000,ab1c,", "D,2025550123,,,",
-		"X,2025550123,,,", "A,2025550123,,AB1C,"),
+	fuzzReader(f, ReadUpdates, seeds("action,tn,lrn,spid,activated_at,sv_type",
+		"A,2025550123,2025550000,AB1C,20240102030405,2", "u,12025550123,12025550000,ab1c,,", "D,2025550123,,,,",
+		"X,2025550123,,,,", "A,2025550123,,AB1C,,", "A,2025550123,2025550000,AB1C,,x"),
 		func(t *testing.T, v *Update) int {
 			require.Contains(t, []byte{ActionAdd, ActionUpdate, ActionDelete}, v.Action)
 			checkNumber(t, v.TN, false)
@@ -246,6 +249,7 @@ func FuzzReadUpdates(f *testing.F) {
 				checkCode(t, v.SPID)
 			}
 			checkTime(t, v.ActivatedAt)
+			require.LessOrEqual(t, v.SVType, maxSVType)
 			return v.Line
 		})
 }
@@ -302,7 +306,7 @@ func FuzzReadPoolBlocks(f *testing.F) {
 		for _, pc := range []PointCode{v.CLASS, v.LIDB, v.ISVM, v.CNAM, v.WSMSC} {
 			checkPointCode(t, pc)
 		}
-		require.True(t, v.SVType >= SVTypeNone && v.SVType <= maxSVType)
+		require.LessOrEqual(t, v.SVType, maxSVType)
 		return v.Line
 	})
 }

@@ -196,10 +196,11 @@ type Ported struct {
 	LRN         nanp.Number
 	SPID        string // 4 letters and digits, upper-case
 	ActivatedAt int64  // Unix seconds, 0 if none
+	SVType      SVType // the optional sv_type column; SVTypeNone if absent or empty
 	Line        int
 }
 
-var portedCols = []column{{"tn", true}, {"lrn", true}, {"spid", true}, {"activated_at", true}}
+var portedCols = []column{{"tn", true}, {"lrn", true}, {"spid", true}, {"activated_at", true}, {"sv_type", false}}
 
 // ReadPorted reads ported.csv from r, calling fn for each good row; see
 // [ReadCarriers] for the rules of the callback. The file may hold hundreds
@@ -220,7 +221,10 @@ func parsePorted(p *rowParser, v *Ported) (rerr *RowError) {
 	if v.SPID, rerr = p.code(2); rerr != nil {
 		return rerr
 	}
-	v.ActivatedAt, rerr = p.time(3)
+	if v.ActivatedAt, rerr = p.time(3); rerr != nil {
+		return rerr
+	}
+	v.SVType, rerr = p.svType(4)
 	return rerr
 }
 
@@ -376,11 +380,12 @@ type Update struct {
 	LRN         nanp.Number // set for A and U; for D, 0 unless given
 	SPID        string      // set for A and U; for D, "" unless given
 	ActivatedAt int64       // Unix seconds, 0 if none
+	SVType      SVType      // the optional sv_type column; SVTypeNone if absent or empty
 	Line        int
 }
 
 var updateCols = []column{
-	{"action", true}, {"tn", true}, {"lrn", true}, {"spid", true}, {"activated_at", true},
+	{"action", true}, {"tn", true}, {"lrn", true}, {"spid", true}, {"activated_at", true}, {"sv_type", false},
 }
 
 // ReadUpdates reads an update feed from r, calling fn for each good row; see
@@ -411,6 +416,9 @@ func parseUpdate(p *rowParser, v *Update) (rerr *RowError) {
 			return rerr
 		}
 	}
-	v.ActivatedAt, rerr = p.time(4)
+	if v.ActivatedAt, rerr = p.time(4); rerr != nil {
+		return rerr
+	}
+	v.SVType, rerr = p.svType(5)
 	return rerr
 }

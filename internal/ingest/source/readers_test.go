@@ -344,3 +344,29 @@ func TestReadUpdates(t *testing.T) {
 		assert.ErrorAs(t, err, &re, row)
 	}
 }
+
+// TestSVTypeColumn: ported.csv and the update feed take the NPAC SV Type
+// in an optional sv_type column, as a subscription version's field 21 is
+// read: 0 to 10, empty for none.
+func TestSVTypeColumn(t *testing.T) {
+	var got []SVType
+	err := ReadPorted(strings.NewReader("tn,lrn,spid,activated_at,sv_type\n2025550123,2025550000,AB1C,,1\n2025550124,2025550000,AB1C,,\n2025550125,2025550000,AB1C,,10\n"),
+		"ported.csv", Options{}, func(p *Ported) error { got = append(got, p.SVType); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, []SVType{SVTypeWireless, SVTypeNone, maxSVType}, got)
+
+	got = nil
+	err = ReadUpdates(strings.NewReader("action,tn,lrn,spid,activated_at,sv_type\nA,2025550123,2025550000,AB1C,,3\nD,2025550124,,,,\n"),
+		"feed", Options{}, func(u *Update) error { got = append(got, u.SVType); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, []SVType{SVTypeVoWiFi, SVTypeNone}, got)
+
+	for _, bad := range []string{"11", "-1", "x", "001"} {
+		err = ReadPorted(strings.NewReader("tn,lrn,spid,activated_at,sv_type\n2025550123,2025550000,AB1C,,"+bad+"\n"),
+			"ported.csv", Options{}, func(*Ported) error { return nil })
+		var re *RowError
+		require.ErrorAs(t, err, &re, bad)
+		assert.Equal(t, "sv_type", re.Column)
+		assert.Contains(t, re.Reason, "not a number from 0 to 10", bad)
+	}
+}

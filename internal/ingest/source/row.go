@@ -99,6 +99,17 @@ func (p *rowParser) time(col int) (int64, *RowError) {
 	return t, nil
 }
 
+// svType parses col as an NPAC SV Type, 0 to 10, as a subscription
+// version's field 21 is read; empty is SVTypeNone.
+func (p *rowParser) svType(col int) (SVType, *RowError) {
+	s := p.c.get(col)
+	t, bad := parseSVType([]byte(s), p.cols[col].name)
+	if bad != nil {
+		return SVTypeNone, p.errf(col, bad.err, "%s", bad.reason)
+	}
+	return t, nil
+}
+
 // bool parses col with ParseBool; empty is false if emptyOK.
 func (p *rowParser) bool(col int, emptyOK bool) (bool, *RowError) {
 	s := p.c.get(col)

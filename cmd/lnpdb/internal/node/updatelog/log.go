@@ -165,7 +165,7 @@ func (e *Entry) Updates() ([]format.Update, error) {
 func EncodeFeed(updates []format.Update) []byte {
 	var b bytes.Buffer
 	b.Grow(32 + 48*len(updates))
-	b.WriteString("action,tn,lrn,spid,activated_at\n")
+	b.WriteString("action,tn,lrn,spid,activated_at,sv_type\n")
 	for i := range updates {
 		u := &updates[i]
 		b.WriteByte(byte(u.Action))
@@ -180,6 +180,10 @@ func EncodeFeed(updates []format.Update) []byte {
 		b.WriteByte(',')
 		if u.ActivatedAt != 0 {
 			b.WriteString(time.Unix(u.ActivatedAt, 0).UTC().Format(time.RFC3339))
+		}
+		b.WriteByte(',')
+		if u.SVType != format.SVTypeNone {
+			b.WriteString(strconv.Itoa(int(u.SVType) - 1)) // the NPAC's value
 		}
 		b.WriteByte('\n')
 	}

@@ -47,6 +47,7 @@ func randomBatch(r *rand.Rand, n int) []format.Update {
 		if u.Action != format.Delete {
 			u.LRN, u.SPID = lrns[r.IntN(len(lrns))], spids[r.IntN(len(spids))]
 			u.ActivatedAt = 1700000000 + int64(r.IntN(1000000))
+			u.SVType = format.SVType(r.IntN(int(format.MaxSVType) + 1))
 		}
 		ups[i] = u
 	}
@@ -62,7 +63,7 @@ func answers(t *testing.T, db *format.DB) []string {
 		require.NoError(t, err)
 		p := r.Ported
 		if p.OK {
-			out[i] = fmt.Sprintf("%s %s %d", p.LRN, p.Carrier.OCN, p.ActivatedAt)
+			out[i] = fmt.Sprintf("%s %s %d %s", p.LRN, p.Carrier.OCN, p.ActivatedAt, p.SVType)
 		}
 	}
 	return out
