@@ -56,8 +56,10 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -165,9 +167,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// sipgo logs through its own logger at Debug and Error levels; ours
-	// takes its warnings and errors.
-	libLog := slog.New(levelFilter{log.Handler(), slog.LevelWarn})
+	libLog := routeLibLog(log)
 	tp := sip.NewTransportLayer(net.DefaultResolver, sip.NewParser(), nil, sip.WithTransportLayerLogger(libLog))
 	s := &Server{cfg: cfg, log: log, tp: tp}
 	lim := sockets.Limits{MaxConns: cfg.TCPMaxConns, Idle: cfg.TCPIdle, Dropped: cfg.Metrics.Dropped, Logger: log}
@@ -423,22 +423,78 @@ func (s *Server) allowedAddr(a netip.Addr) bool {
 	return false
 }
 
-// levelFilter passes on the records of at least min.
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
+// sipgo's own logging. What sipgo logs while it serves is a peer's doing:
+// a connection reset ("Read error", at Error), bytes that do not parse
+// (with the bytes), a keep-alive not answered, its connection reference
+// count gone below zero when the read loop and the TCP gate both close a
+// connection (at Warn, through sip.DefaultLogger, that is slog.Default, and
+// so outside the server's log format). None asks anything of an operator,
+// and a peer must not be able to fill the log: every sipgo record goes to
+// the server's logger at Debug, tagged lib=sipgo, the transport layer's by
+// its option and the rest by sip.SetDefaultLogger, set once per process and
+// pointed at the latest Server's logger.
+var (
+	libDefaultOnce sync.Once
+	libDefault     atomic.Pointer[slog.Logger] // the latest Server's, for sip.DefaultLogger
+)
+
+// routeLibLog points sipgo's package logger at log and returns the logger
+// for the transport layer: both write log's records at Debug.
+func routeLibLog(log *slog.Logger) *slog.Logger {
+	lib := slog.New(debugHandler{log.Handler()}).With("lib", "sipgo")
+	libDefault.Store(lib)
+	libDefaultOnce.Do(func() { sip.SetDefaultLogger(slog.New(latestHandler{})) })
+	return lib
 }
 
-func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= f.min && f.Handler.Enabled(ctx, l)
+// debugHandler writes every record at Debug.
+type debugHandler struct{ h slog.Handler }
+
+func (d debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
 }
 
-func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
-	return levelFilter{f.Handler.WithAttrs(as), f.min}
+func (d debugHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
+	return d.h.Handle(ctx, out)
 }
 
-func (f levelFilter) WithGroup(name string) slog.Handler {
-	return levelFilter{f.Handler.WithGroup(name), f.min}
+func (d debugHandler) WithAttrs(as []slog.Attr) slog.Handler { return debugHandler{d.h.WithAttrs(as)} }
+func (d debugHandler) WithGroup(name string) slog.Handler    { return debugHandler{d.h.WithGroup(name)} }
+
+// latestHandler writes to the latest Server's sipgo logger (libDefault),
+// with the attributes and groups sipgo added on the way.
+type latestHandler struct {
+	with []func(slog.Handler) slog.Handler
+}
+
+func (l latestHandler) target() slog.Handler {
+	lg := libDefault.Load()
+	if lg == nil {
+		return slog.DiscardHandler
+	}
+	h := lg.Handler()
+	for _, w := range l.with {
+		h = w(h)
+	}
+	return h
+}
+
+func (l latestHandler) Enabled(ctx context.Context, lv slog.Level) bool {
+	return l.target().Enabled(ctx, lv)
+}
+
+func (l latestHandler) Handle(ctx context.Context, r slog.Record) error {
+	return l.target().Handle(ctx, r)
+}
+
+func (l latestHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return latestHandler{append(slices.Clip(l.with), func(h slog.Handler) slog.Handler { return h.WithAttrs(as) })}
+}
+
+func (l latestHandler) WithGroup(name string) slog.Handler {
+	return latestHandler{append(slices.Clip(l.with), func(h slog.Handler) slog.Handler { return h.WithGroup(name) })}
 }
 
 // newResponse is sip.NewResponseFromRequest with the To tag a stateless
