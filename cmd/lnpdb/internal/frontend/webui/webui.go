@@ -353,12 +353,17 @@ func (u *UI) setCookie(w http.ResponseWriter, r *http.Request, value string, max
 }
 
 // sameSite says why a state-changing request is not from this site, ""
-// when it is or the browser does not say.
+// when it is or the browser does not say. Under Referrer-Policy
+// no-referrer a browser sends a form's Origin as "null": that is taken
+// only with Sec-Fetch-Site same-origin beside it.
 func (u *UI) sameSite(r *http.Request) string {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" {
 		return "The request came from another site (Sec-Fetch-Site: " + site + ")."
 	}
-	if origin := r.Header.Get("Origin"); origin != "" {
+	if origin := r.Header.Get("Origin"); origin == "null" && site != "same-origin" {
+		return "The request came from an opaque origin."
+	} else if origin != "" && origin != "null" {
 		scheme := "http://"
 		if u.secure(r) {
 			scheme = "https://"

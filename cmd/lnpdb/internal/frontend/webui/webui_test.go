@@ -342,6 +342,10 @@ func TestCSRF(t *testing.T) {
 	resp, _ := s.do(t, c, http.MethodPost, AccountHome, url.Values{"csrf": {tok}}, "Origin", s.srv.URL, "Sec-Fetch-Site", "same-origin")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, 1, s.posts)
+	// What a browser sends under Referrer-Policy no-referrer.
+	resp, _ = s.do(t, c, http.MethodPost, AccountHome, url.Values{"csrf": {tok}}, "Origin", "null", "Sec-Fetch-Site", "same-origin")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, s.posts)
 
 	// Sign-out is a checked form too.
 	resp, _ = s.do(t, c, http.MethodPost, SignOutPath, url.Values{})
