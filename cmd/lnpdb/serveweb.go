@@ -1,9 +1,11 @@
 package main
 
 import (
-	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"context"
 	"net/http"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/account"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 )
 
@@ -29,6 +31,22 @@ func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
 	// customers, /console where there are admins.
 	if cfg.Admin != nil {
 		if err := s.registerConsole(ui); err != nil {
+			return nil, err
+		}
+	}
+	if s.acc != nil {
+		b := s.acc
+		err := account.Register(account.Config{
+			UI: ui, Store: b.store, Engine: b.engine, API: h, DefaultLimit: s.f.limit,
+			NewKey: func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
+			Changed: func(ctx context.Context) {
+				if err := b.engine.ReloadKeys(ctx); err != nil {
+					s.log.Error("reloading keys after a change on the account pages", "error", err)
+				}
+			},
+			StoreTimeout: b.storeTimeout, Logger: s.log,
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

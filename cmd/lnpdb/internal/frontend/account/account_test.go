@@ -1,0 +1,321 @@
+package account
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+)
+
+// site is the account pages over a real bbolt store and billing engine,
+// on a real socket, with two accounts.
+type site struct {
+	srv      *httptest.Server
+	store    billing.Store
+	engine   *billing.Engine
+	ui       *webui.UI
+	a, b     billing.Account
+	keyA     string
+	keyB     string
+	keyBID   string
+	lookups  int
+	newKeyNo int
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	ctx := context.Background()
+	st, err := billing.OpenBolt(filepath.Join(t.TempDir(), "accounts.db"))
+	require.NoError(t, err)
+	s := &site{store: st}
+	now := time.Now()
+	for _, acc := range []*billing.Account{&s.a, &s.b} {
+		*acc, err = st.CreateAccount(ctx, "acct", now)
+		require.NoError(t, err)
+		_, _, err = st.Credit(ctx, acc.ID, 5*billing.MicrosPerDollar, "r", now)
+		require.NoError(t, err)
+	}
+	s.keyA, s.keyB = "lnp_a_key", "lnp_b_key"
+	_, err = st.AddKey(ctx, billing.KeyRecord{AccountID: s.a.ID, Label: "a", Hash: sha256.Sum256([]byte(s.keyA)), Limit: 50}, now)
+	require.NoError(t, err)
+	kb, err := st.AddKey(ctx, billing.KeyRecord{AccountID: s.b.ID, Label: "b", Hash: sha256.Sum256([]byte(s.keyB))}, now)
+	require.NoError(t, err)
+	s.keyBID = kb.ID
+	s.engine, err = billing.NewEngine(ctx, billing.EngineConfig{Store: st})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.engine.Close(context.Background()); st.Close() })
+	s.ui, err = webui.New(webui.Config{Customer: &webui.Realm{
+		SignIn: func(key string) (webui.Identity, error) {
+			rec, ok := s.engine.Authenticate(key)
+			if !ok {
+				return webui.Identity{}, webui.ErrUnknownKey
+			}
+			return webui.Identity{KeyHash: rec.Hash, KeyID: rec.ID, AccountID: rec.AccountID, Limit: rec.Limit}, nil
+		},
+		Valid: func(id webui.Identity) bool {
+			rec, ok := s.engine.Lookup(id.KeyHash)
+			return ok && rec.AccountID == id.AccountID
+		},
+	}})
+	require.NoError(t, err)
+	// The lookup API as the playground sees it: a key the engine knows.
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if _, ok := s.engine.Authenticate(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":"Invalid API key","code":"INVALID_API_KEY","details":"x"}`)
+			return
+		}
+		s.lookups++
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		_ = json.NewEncoder(w).Encode(map[string]any{"phone_number": body["phone_number"], "lrn": "12025550000", "path": r.URL.Path, "enhanced": body["include_enhanced_lrn"]})
+	})
+	require.NoError(t, Register(Config{
+		UI: s.ui, Store: st, Engine: s.engine, API: api, DefaultLimit: 200,
+		NewKey: func() (string, [32]byte) {
+			s.newKeyNo++
+			k := "lnp_new_" + strings.Repeat("x", s.newKeyNo)
+			return k, sha256.Sum256([]byte(k))
+		},
+		Changed: func(ctx context.Context) { require.NoError(t, s.engine.ReloadKeys(ctx)) },
+	}))
+	s.srv = httptest.NewServer(s.ui)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+type browser struct {
+	c   *http.Client
+	srv *httptest.Server
+}
+
+func (s *site) signIn(t *testing.T, key string) *browser {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	b := &browser{c: c, srv: s.srv}
+	resp, _ := b.post(t, webui.AccountSignIn, url.Values{"key": {key}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	return b
+}
+
+func (b *browser) get(t *testing.T, path string) (*http.Response, string) {
+	t.Helper()
+	resp, err := b.c.Get(b.srv.URL + path)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+func (b *browser) post(t *testing.T, path string, form url.Values) (*http.Response, string) {
+	t.Helper()
+	resp, err := b.c.PostForm(b.srv.URL+path, form)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func (b *browser) csrf(t *testing.T) string {
+	t.Helper()
+	_, body := b.get(t, "/account/keys")
+	m := csrfRE.FindStringSubmatch(body)
+	require.NotNil(t, m, body)
+	return m[1]
+}
+
+func TestHome(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	resp, body := b.get(t, webui.AccountHome)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	assert.Contains(t, body, `<dd id="balance">$5.00</dd>`)
+	assert.Contains(t, body, "50 lookups per minute for this key")
+	assert.Contains(t, body, s.a.ID)
+	assert.NotContains(t, body, s.b.ID)
+	assert.Contains(t, body, "No lookups in these 90 days.")
+	resp, body = b.get(t, "/account/usage.csv")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "account_id,day,kind,lookups,free,amount_micros,amount_usd\n", body)
+}
+
+// TestKeys: a key made (shown once, its limit at most the signed-in
+// key's), the refusals, and revocation — of another account's key never.
+func TestKeys(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	tok := b.csrf(t)
+	for name, tc := range map[string]struct {
+		form url.Values
+		code int
+		want string
+	}{
+		"limit above the key's": {url.Values{"label": {"x"}, "rate_limit": {"51"}}, http.StatusBadRequest, "from 1 to 50"},
+		"limit not a number":    {url.Values{"label": {"x"}, "rate_limit": {"1e3"}}, http.StatusBadRequest, "from 1 to 50"},
+		"limit zero":            {url.Values{"label": {"x"}, "rate_limit": {"0"}}, http.StatusBadRequest, "from 1 to 50"},
+		"label too long":        {url.Values{"label": {strings.Repeat("é", MaxLabel+1)}}, http.StatusBadRequest, "at most 100 characters"},
+		"label with a newline":  {url.Values{"label": {"a\nb"}}, http.StatusBadRequest, "control characters"},
+		"label not UTF-8":       {url.Values{"label": {"\xff"}}, http.StatusBadRequest, "UTF-8"},
+	} {
+		tc.form.Set("csrf", tok)
+		resp, body := b.post(t, "/account/keys", tc.form)
+		assert.Equal(t, tc.code, resp.StatusCode, name)
+		assert.Contains(t, body, tc.want, name)
+	}
+	keys, err := s.store.Keys(context.Background(), s.a.ID)
+	require.NoError(t, err)
+	assert.Len(t, keys, 1, "nothing refused was made")
+
+	resp, body := b.post(t, "/account/keys", url.Values{"csrf": {tok}, "label": {"ci"}, "rate_limit": {"20"}})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
+	assert.Contains(t, body, `value="lnp_new_x"`, "the key, shown once")
+	rec, ok := s.engine.Authenticate("lnp_new_x")
+	require.True(t, ok, "the engine knows the new key at once")
+	assert.Equal(t, 20, rec.Limit)
+	assert.Equal(t, s.a.ID, rec.AccountID)
+	_, body = b.get(t, "/account/keys")
+	assert.NotContains(t, body, "lnp_new_x", "shown only once")
+	assert.Contains(t, body, rec.ID)
+
+	// Empty: the signed-in key's limit.
+	resp, _ = b.post(t, "/account/keys", url.Values{"csrf": {tok}})
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	rec2, _ := s.engine.Authenticate("lnp_new_xx")
+	assert.Equal(t, 50, rec2.Limit)
+
+	// Another account's key: not found, and still valid.
+	resp, _ = b.post(t, "/account/keys/"+s.keyBID+"/revoke", url.Values{"csrf": {tok}})
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	_, ok = s.engine.Authenticate(s.keyB)
+	assert.True(t, ok)
+
+	resp, _ = b.post(t, "/account/keys/"+rec.ID+"/revoke", url.Values{"csrf": {tok}})
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, ok = s.engine.Authenticate("lnp_new_x")
+	assert.False(t, ok, "revoked at once")
+	_, body = b.get(t, "/account/keys")
+	assert.Contains(t, body, "Key "+rec.ID+" is revoked")
+
+	// A session of the revoked key ends with it.
+	other := s.signIn(t, "lnp_new_xx")
+	resp, _ = b.post(t, "/account/keys/"+rec2.ID+"/revoke", url.Values{"csrf": {tok}})
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, _ = other.get(t, webui.AccountHome)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, webui.AccountSignIn, resp.Header.Get("Location"))
+
+	// Revoking the key of this very session signs it out.
+	ownID := ""
+	keys, _ = s.store.Keys(context.Background(), s.a.ID)
+	for _, k := range keys {
+		if k.Label == "a" {
+			ownID = k.ID
+		}
+	}
+	resp, _ = b.post(t, "/account/keys/"+ownID+"/revoke", url.Values{"csrf": {tok}})
+	assert.Equal(t, webui.AccountSignIn, resp.Header.Get("Location"))
+	resp, _ = b.get(t, webui.AccountHome)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
+
+func TestMaxKeys(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	tok := b.csrf(t)
+	for i := 1; i < MaxKeys; i++ {
+		resp, _ := b.post(t, "/account/keys", url.Values{"csrf": {tok}})
+		require.Equal(t, http.StatusCreated, resp.StatusCode, i)
+	}
+	resp, body := b.post(t, "/account/keys", url.Values{"csrf": {tok}})
+	assert.Equal(t, http.StatusConflict, resp.StatusCode)
+	assert.Contains(t, body, "25 valid keys")
+}
+
+func TestPlayground(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	tok := b.csrf(t)
+	resp, body := b.post(t, "/account/playground", url.Values{"csrf": {tok}, "number": {"+1 (202) 555-0123"}, "kind": {"lrn_enhanced"}, "key": {s.keyA}})
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Equal(t, 1, s.lookups)
+	assert.Contains(t, body, `&#34;path&#34;: &#34;/api/v1/lrn&#34;`)
+	assert.Contains(t, body, `&#34;enhanced&#34;: true`)
+	assert.Contains(t, body, "curl -s http://"+strings.TrimPrefix(s.srv.URL, "http://")+"/api/v1/lrn")
+	assert.Contains(t, body, "&lt;API_KEY&gt;")
+	assert.NotContains(t, body, s.keyA, "the key typed is not written back")
+
+	resp, body = b.post(t, "/account/playground", url.Values{"csrf": {tok}, "number": {"12025550123"}, "kind": {"cnam"}, "key": {"lnp_wrong"}})
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, `<span id="answer-status">401</span>`)
+	for name, form := range map[string]url.Values{
+		"bad kind":      {"number": {"12025550123"}, "kind": {"x"}, "key": {s.keyA}},
+		"quote in it":   {"number": {"1202'555"}, "kind": {"lrn"}, "key": {s.keyA}},
+		"too long":      {"number": {strings.Repeat("1", 33)}, "kind": {"lrn"}, "key": {s.keyA}},
+		"no key":        {"number": {"12025550123"}, "kind": {"lrn"}},
+		"markup in it":  {"number": {`"><script>alert(1)</script>`}, "kind": {"lrn"}, "key": {s.keyA}},
+		"empty number":  {"number": {""}, "kind": {"lrn"}, "key": {s.keyA}},
+		"no kind given": {"number": {"12025550123"}, "key": {s.keyA}},
+	} {
+		form.Set("csrf", tok)
+		resp, body := b.post(t, "/account/playground", form)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, name)
+		assert.NotContains(t, body, "<script>alert", name)
+	}
+	assert.Equal(t, 1, s.lookups, "no refused form reached the API")
+}
+
+func TestSummarize(t *testing.T) {
+	now := time.Date(2026, 1, 15, 13, 0, 0, 0, time.UTC)
+	first, last := usageWindow(now)
+	assert.Equal(t, "2025-10-18", first.Format("2006-01-02"))
+	assert.Equal(t, "2026-01-15", last.Format("2006-01-02"))
+	assert.Equal(t, []string{"2025-10", "2025-11", "2025-12", "2026-01"}, months(first, last))
+	rows := []billing.UsageRow{
+		{Day: "2025-10-17", Kind: billing.KindLRN, Lookups: 1000, Amount: 1},       // before the window
+		{Day: "2025-10-18", Kind: billing.KindLRN, Lookups: 4, Free: 4},            // its first day
+		{Day: "2026-01-15", Kind: billing.KindCNAM, Lookups: 2, Amount: 6000},      // its last
+		{Day: "2026-01-15", Kind: billing.KindLRN, Lookups: 3, Amount: 3000},       // same day
+		{Day: "2026-01-15<x", Kind: billing.KindLRN, Lookups: 7, Amount: 7000},     // no day
+		{Day: "2026-01-16", Kind: billing.KindTrust, Lookups: 9, Amount: 18000},    // after it
+		{Day: "2026-01-10", Kind: billing.Kind("other"), Lookups: 9, Amount: 1000}, // no kind
+	}
+	u := summarize(rows, first, last)
+	assert.Equal(t, int64(9), u.Total)
+	assert.Equal(t, billing.Micros(9000), u.Amount)
+	require.Len(t, u.Days, 2)
+	assert.Equal(t, "2026-01-15", u.Days[0].Day, "latest first")
+	assert.Equal(t, int64(5), u.Days[0].Total)
+	assert.Equal(t, billing.Micros(9000), u.Days[0].Amount)
+	assert.Len(t, u.Chart.Bars, 3)
+	for _, bar := range u.Chart.Bars {
+		assert.GreaterOrEqual(t, bar.H, 1)
+		assert.GreaterOrEqual(t, bar.Y, plotY)
+		assert.LessOrEqual(t, bar.Y+bar.H, plotY+plotH)
+		assert.Less(t, bar.X+bar.W, plotX+plotW+barStep)
+	}
+	assert.Equal(t, int64(4), u.ByKind[0].Free)
+	assert.Equal(t, int64(10), u.Chart.Ticks[1].Value)
+	for peak, want := range map[int64]int64{0: 10, 10: 10, 11: 20, 21: 50, 51: 100, 999: 1000, 1001: 2000} {
+		assert.Equal(t, want, niceCeil(peak), peak)
+	}
+}

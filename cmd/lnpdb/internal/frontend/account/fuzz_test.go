@@ -1,0 +1,103 @@
+package account
+
+import (
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+)
+
+// shape is a page's markup without its text: each tag with its attribute
+// names, in order.
+func shape(page string) (tags []string, text string) {
+	z := html.NewTokenizer(strings.NewReader(page))
+	var b strings.Builder
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return tags, b.String()
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			tok := z.Token()
+			s := tok.Data
+			for _, a := range tok.Attr {
+				s += " " + a.Key
+			}
+			tags = append(tags, s)
+		case html.TextToken:
+			b.Write(z.Text())
+		}
+	}
+}
+
+// FuzzPages renders every account page with a hostile string in every
+// field a customer or an operator can set — the account's name and id, a
+// key's label and id, a ledger day, a playground number, an answer — and
+// checks that it changes no markup (the same tags and attributes as a
+// harmless string) and is shown as text.
+func FuzzPages(f *testing.F) {
+	for _, s := range []string{
+		`<script>alert(1)</script>`, `"><img src=x onerror=alert(1)>`, `'><svg onload=alert(1)>`, `</title><script>x</script>`,
+		`</textarea><b>`, `javascript:alert(1)`, `{{.CSRF}}`, `&amp;<`, `<!--`, `]]></svg><script>`, `" onmouseover="alert(1)`,
+	} {
+		f.Add(s)
+	}
+	ui, err := webui.New(webui.Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	p := &pages{cfg: Config{UI: ui}}
+	for _, t := range []struct {
+		dst  **webui.Template
+		file string
+	}{{&p.home, "home.html"}, {&p.keys, "keys.html"}, {&p.play, "playground.html"}, {&p.newKeyTp, "newkey.html"}} {
+		if *t.dst, err = ui.Template(funcs, files, "templates/"+t.file); err != nil {
+			f.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	first, last := usageWindow(now)
+	render := func(s string) []string {
+		acc := billing.Account{ID: s, Name: s, Status: billing.Status(s)}
+		rows := []billing.UsageRow{{Day: "2026-11-20", Kind: billing.KindLRN, Lookups: 3}, {Day: s, Kind: billing.Kind(s), Lookups: 1}}
+		key := billing.KeyRecord{ID: s, AccountID: s, Label: s, Limit: 3, Created: now}
+		revoked := key
+		revoked.Revoked = now
+		var out []string
+		for _, pg := range []struct {
+			t    *webui.Template
+			data any
+		}{
+			{p.home, homeData{Account: acc, Report: billing.UsageReport{AccountID: s, Prices: billing.PriceList(billing.DefaultPrices)}, Limit: 5, Usage: summarize(rows, first, last)}},
+			{p.keys, keysData{Keys: []keyView{{KeyRecord: key, Current: true}, {KeyRecord: revoked}}, Label: s, RateLimit: s}},
+			{p.newKeyTp, newKeyData{Key: s, Record: key, Limit: 3}},
+			{p.play, playData{Lookups: lookups, Number: s, Kind: s, Status: 200, Answer: s, Curl: s}},
+		} {
+			w := httptest.NewRecorder()
+			ui.Render(w, httptest.NewRequest("GET", "/account", nil), pg.t, 200, webui.Page{Title: s, Error: s, Data: pg.data})
+			out = append(out, w.Body.String())
+		}
+		return out
+	}
+	want := render("x")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !strings.ContainsAny(s, "<>\"'&") || strings.ContainsAny(s, "\x00\r\x0c") {
+			return // only markup characters change markup; NUL, CR and FF the parser rewrites
+		}
+		for i, page := range render(s) {
+			tags, text := shape(page)
+			wantTags, _ := shape(want[i])
+			if !slices.Equal(tags, wantTags) {
+				t.Fatalf("page %d: %q changed the markup:\n%v\nwant\n%v", i, s, tags, wantTags)
+			}
+			if !strings.Contains(text, s) {
+				t.Fatalf("page %d: %q is not in the text", i, s)
+			}
+		}
+	})
+}
