@@ -265,17 +265,25 @@ const (
 // five fields (Version Id, TN, LRN, SPID, Activation Timestamp); every later
 // field may be absent or empty. The record passed to fn is reused.
 func ReadSubscriptionVersions(r io.Reader, file string, opt Options, fn func(*SV) error) error {
+	return readBDD(r, file, opt, 5, parseSV, fn)
+}
+
+// readBDD is the loop every BDD reader shares: a record with at least min
+// fields is parsed by parse into one reused T and handed to fn; a record
+// with fewer, or with a bad field, is a row error (skipped and counted
+// with Options.SkipBadRows).
+func readBDD[T any](r io.Reader, file string, opt Options, min int, parse func(*bddReader, *codeTable, *T) *badField, fn func(*T) error) error {
 	b := newBDDReader(r, file, opt)
 	var codes codeTable
-	var v SV
+	var v T
 	for b.next() {
-		if ok, err := b.want(5); !ok {
+		if ok, err := b.want(min); !ok {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		if bad := parseSV(b, &codes, &v); bad != nil {
+		if bad := parse(b, &codes, &v); bad != nil {
 			if err := bad.report(b); err != nil {
 				return err
 			}
@@ -385,27 +393,7 @@ const (
 // A record needs Block Id, NPA-NXX-X, LRN, SPID and Activation Timestamp;
 // the later fields may be absent.
 func ReadPoolBlocks(r io.Reader, file string, opt Options, fn func(*PoolBlock) error) error {
-	b := newBDDReader(r, file, opt)
-	var codes codeTable
-	var v PoolBlock
-	for b.next() {
-		if ok, err := b.want(5); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if bad := parsePoolBlock(b, &codes, &v); bad != nil {
-			if err := bad.report(b); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := fn(&v); err != nil {
-			return err
-		}
-	}
-	return b.err()
+	return readBDD(r, file, opt, 5, parsePoolBlock, fn)
 }
 
 func parsePoolBlock(b *bddReader, codes *codeTable, v *PoolBlock) *badField {
@@ -470,37 +458,25 @@ type ServiceProvider struct {
 // ReadServiceProviders reads the NPAC SPID download file: SPID | Name |
 // Service Provider Type (the type may be absent).
 func ReadServiceProviders(r io.Reader, file string, opt Options, fn func(*ServiceProvider) error) error {
-	b := newBDDReader(r, file, opt)
-	var codes codeTable
-	var v ServiceProvider
-	for b.next() {
-		if ok, err := b.want(2); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		v = ServiceProvider{Line: b.line}
-		var bad *badField
-		var n int
-		if v.SPID, bad = parseSPID(&codes, b.field(0), "spid", true); bad == nil {
-			if name := b.field(1); len(name) == 0 {
-				bad = &badField{col: "name", reason: "empty"}
-			} else if n, bad = parseEnum(b.field(2), int(maxSPType), "sp_type"); bad == nil {
-				v.Name, v.Type = string(name), SPType(n)
-			}
-		}
-		if bad != nil {
-			if err := bad.report(b); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := fn(&v); err != nil {
-			return err
-		}
+	return readBDD(r, file, opt, 2, parseServiceProvider, fn)
+}
+
+func parseServiceProvider(b *bddReader, codes *codeTable, v *ServiceProvider) *badField {
+	*v = ServiceProvider{Line: b.line}
+	var bad *badField
+	if v.SPID, bad = parseSPID(codes, b.field(0), "spid", true); bad != nil {
+		return bad
 	}
-	return b.err()
+	name := b.field(1)
+	if len(name) == 0 {
+		return &badField{col: "name", reason: "empty"}
+	}
+	n, bad := parseEnum(b.field(2), int(maxSPType), "sp_type")
+	if bad != nil {
+		return bad
+	}
+	v.Name, v.Type = string(name), SPType(n)
+	return nil
 }
 
 // NetworkLRN is one record of the NPAC LRN download file: an LRN and the
@@ -516,36 +492,23 @@ type NetworkLRN struct {
 // ReadNetworkLRNs reads the NPAC LRN download file: LRN Id | SPID | LRN |
 // Creation Timestamp (the timestamp may be absent).
 func ReadNetworkLRNs(r io.Reader, file string, opt Options, fn func(*NetworkLRN) error) error {
-	b := newBDDReader(r, file, opt)
-	var codes codeTable
-	var v NetworkLRN
-	for b.next() {
-		if ok, err := b.want(3); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		v = NetworkLRN{Line: b.line}
-		var bad *badField
-		if v.ID, bad = parseID(b.field(0), "id"); bad == nil {
-			if v.SPID, bad = parseSPID(&codes, b.field(1), "spid", true); bad == nil {
-				if v.LRN, bad = parseNumber(b.field(2), "lrn"); bad == nil {
-					v.CreatedAt, bad = parseBDDTime(b.field(3), "created_at")
-				}
-			}
-		}
-		if bad != nil {
-			if err := bad.report(b); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := fn(&v); err != nil {
-			return err
-		}
+	return readBDD(r, file, opt, 3, parseNetworkLRN, fn)
+}
+
+func parseNetworkLRN(b *bddReader, codes *codeTable, v *NetworkLRN) *badField {
+	*v = NetworkLRN{Line: b.line}
+	var bad *badField
+	if v.ID, bad = parseID(b.field(0), "id"); bad != nil {
+		return bad
 	}
-	return b.err()
+	if v.SPID, bad = parseSPID(codes, b.field(1), "spid", true); bad != nil {
+		return bad
+	}
+	if v.LRN, bad = parseNumber(b.field(2), "lrn"); bad != nil {
+		return bad
+	}
+	v.CreatedAt, bad = parseBDDTime(b.field(3), "created_at")
+	return bad
 }
 
 // NetworkCode is one record of the NPAC NPA-NXX download file (X = -1) or
@@ -575,42 +538,28 @@ func ReadNetworkNPANXXX(r io.Reader, file string, opt Options, fn func(*NetworkC
 }
 
 func readNetworkCodes(r io.Reader, file string, opt Options, withX bool, fn func(*NetworkCode) error) error {
-	b := newBDDReader(r, file, opt)
-	var codes codeTable
-	var v NetworkCode
 	col := "npa_nxx"
 	if withX {
 		col = "npa_nxx_x"
 	}
-	for b.next() {
-		if ok, err := b.want(3); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		v = NetworkCode{Line: b.line}
+	return readBDD(r, file, opt, 3, func(b *bddReader, codes *codeTable, v *NetworkCode) *badField {
+		*v = NetworkCode{Line: b.line}
 		var bad *badField
-		if v.ID, bad = parseID(b.field(0), "id"); bad == nil {
-			if v.SPID, bad = parseSPID(&codes, b.field(1), "spid", true); bad == nil {
-				if v.NPA, v.NXX, v.X, bad = parseNPANXX(b.field(2), withX, col); bad == nil {
-					if v.EffectiveAt, bad = parseBDDTime(b.field(3), "effective_at"); bad == nil {
-						v.CreatedAt, bad = parseBDDTime(b.field(4), "created_at")
-					}
-				}
-			}
+		if v.ID, bad = parseID(b.field(0), "id"); bad != nil {
+			return bad
 		}
-		if bad != nil {
-			if err := bad.report(b); err != nil {
-				return err
-			}
-			continue
+		if v.SPID, bad = parseSPID(codes, b.field(1), "spid", true); bad != nil {
+			return bad
 		}
-		if err := fn(&v); err != nil {
-			return err
+		if v.NPA, v.NXX, v.X, bad = parseNPANXX(b.field(2), withX, col); bad != nil {
+			return bad
 		}
-	}
-	return b.err()
+		if v.EffectiveAt, bad = parseBDDTime(b.field(3), "effective_at"); bad != nil {
+			return bad
+		}
+		v.CreatedAt, bad = parseBDDTime(b.field(4), "created_at")
+		return bad
+	}, fn)
 }
 
 // parseID parses a record id: 1 to 19 digits; empty is 0.
