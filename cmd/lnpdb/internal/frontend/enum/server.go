@@ -52,6 +52,7 @@ type Server struct {
 
 	servers sockets.Set[*dns.Server]
 	udp     sockets.Set[*net.UDPConn]
+	retry   *sockets.Retrier // UDP read errors
 }
 
 // NewServer returns a Server answering with h.
@@ -60,7 +61,7 @@ func NewServer(h *Handler, cfg ServerConfig) *Server {
 	if lim.MaxConns <= 0 {
 		lim.MaxConns = DefaultTCPMaxConns
 	}
-	return &Server{h: h, tcp: sockets.NewGate(lim), rrl: cfg.RRL, metrics: cfg.Metrics}
+	return &Server{h: h, tcp: sockets.NewGate(lim), rrl: cfg.RRL, metrics: cfg.Metrics, retry: udpbatch.NewRetrier(cfg.Logger)}
 }
 
 // ServeUDP answers queries arriving on pc until Shutdown. A UDP socket is
@@ -76,7 +77,7 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 		pc.Close()
 		return ErrServerClosed
 	}
-	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, s.answerDatagram)
+	err := udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxUDP, maxUDP, s.answerDatagram, s.retry)
 	if s.udp.Remove(udp) {
 		return ErrServerClosed
 	}

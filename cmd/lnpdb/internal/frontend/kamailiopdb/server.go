@@ -57,8 +57,9 @@ type Config struct {
 
 // Server answers pdb queries on UDP sockets.
 type Server struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	retry *sockets.Retrier // read errors
 
 	conns sockets.Set[net.PacketConn]
 	wg    sync.WaitGroup // the readers
@@ -76,7 +77,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log}, nil
+	return &Server{cfg: cfg, log: log, retry: udpbatch.NewRetrier(log)}, nil
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -122,7 +123,7 @@ func (s *Server) read(conn net.PacketConn) error {
 	}
 	err := udpbatch.Serve(udp, 1, MaxPacket, MaxPacket+16, func(dst, datagram []byte, _ net.Addr) ([]byte, bool) {
 		return s.Answer(dst, datagram)
-	})
+	}, s.retry)
 	if err != nil {
 		return fmt.Errorf("pdb: %w", err)
 	}
@@ -133,9 +134,11 @@ func (s *Server) read(conn net.PacketConn) error {
 func (s *Server) readOne(conn net.PacketConn) error {
 	var in [MaxPacket + 1]byte
 	var out [MaxPacket + 16]byte
+	var pause time.Duration
 	for {
 		n, addr, err := conn.ReadFrom(in[:])
 		if err == nil {
+			pause = 0
 			if reply, ok := s.Answer(out[:0], in[:n]); ok {
 				if _, werr := conn.WriteTo(reply, addr); werr != nil {
 					s.log.Debug("pdb: reply not sent", "to", addr, "err", werr)
@@ -143,8 +146,8 @@ func (s *Server) readOne(conn net.PacketConn) error {
 			}
 			continue
 		}
-		if end, err := udpbatch.ReadEnd(err, "pdb: reading"); end {
-			return err
+		if udpbatch.ReadFailed(err, conn.LocalAddr(), s.retry, &pause) {
+			return nil
 		}
 	}
 }

@@ -112,6 +112,7 @@ type Server struct {
 	log *slog.Logger
 	tp  *sip.TransportLayer
 	tcp *sockets.Gate
+	udp *sockets.Retrier // UDP read errors
 
 	listeners sockets.Set[io.Closer]
 	inflight  sync.WaitGroup
@@ -169,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	libLog := routeLibLog(log)
 	tp := sip.NewTransportLayer(net.DefaultResolver, sip.NewParser(), nil, sip.WithTransportLayerLogger(libLog))
-	s := &Server{cfg: cfg, log: log, tp: tp}
+	s := &Server{cfg: cfg, log: log, tp: tp, udp: udpbatch.NewRetrier(log)}
 	lim := sockets.Limits{MaxConns: cfg.TCPMaxConns, Idle: cfg.TCPIdle, Dropped: cfg.Metrics.Dropped, Logger: log}
 	if lim.MaxConns <= 0 {
 		lim.MaxConns = DefaultTCPMaxConns
@@ -214,7 +215,7 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 	}
 	var err error
 	if udp, ok := pc.(*net.UDPConn); ok {
-		err = udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram)
+		err = udpbatch.Serve(udp, runtime.GOMAXPROCS(0), maxDatagram, maxDatagram, s.answerDatagram, s.udp)
 	} else {
 		err = s.tp.ServeUDP(pc)
 	}

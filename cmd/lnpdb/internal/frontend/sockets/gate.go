@@ -38,43 +38,36 @@ const (
 	DropFull   = "full"   // Limits.MaxConns connections were open
 )
 
-// Gate admits a TCP front end's connections under its Limits. It owns the
-// rule that a listener's accept error is never fatal: every TCP listener of
-// the server is served through a Gate's [Gate.Listener], whose Accept
-// retries a failed accept (EMFILE and ENFILE when descriptors run out,
+// Gate admits a TCP front end's connections under its Limits. It keeps
+// the rule ([Retrier]) that a listener's accept error is never fatal: every
+// TCP listener of the server is served through a Gate's [Gate.Listener],
+// whose Accept retries a failed accept (EMFILE and ENFILE when descriptors run out,
 // ENOBUFS, ECONNABORTED, anything but the listener's own close) after a
 // pause growing from 5 ms to 1 s, and returns only accepted connections or
 // [net.ErrClosed]. A server handed such a listener never sees the error
 // that would end its Serve.
 type Gate struct {
-	lim     Limits
-	open    atomic.Int64
-	failed  atomic.Int64
-	lastLog atomic.Int64 // unix nanoseconds of the last accept error logged
+	lim   Limits
+	open  atomic.Int64
+	retry Retrier
 }
 
 // NewGate returns a gate enforcing lim.
 func NewGate(lim Limits) *Gate {
-	return &Gate{lim: lim}
+	return &Gate{lim: lim, retry: Retrier{Logger: lim.Logger, Msg: "accept failed; retrying", Count: "accept_errors"}}
 }
 
 // Open returns the number of connections open through the gate.
 func (g *Gate) Open() int { return int(g.open.Load()) }
 
 // AcceptErrors returns the number of accept errors retried.
-func (g *Gate) AcceptErrors() int64 { return g.failed.Load() }
+func (g *Gate) AcceptErrors() int64 { return g.retry.Errors() }
 
 // Listener returns l admitting connections through g. Closing it closes l
 // and ends a pause between retries at once.
 func (g *Gate) Listener(l net.Listener) net.Listener {
 	return &listener{Listener: l, g: g, closed: make(chan struct{})}
 }
-
-// Accept-retry pauses: as net/http's Server waits after a temporary error.
-const (
-	minRetry = 5 * time.Millisecond
-	maxRetry = time.Second
-)
 
 type listener struct {
 	net.Listener
@@ -102,9 +95,7 @@ func (l *listener) Accept() (net.Conn, error) {
 			if errors.Is(err, net.ErrClosed) {
 				return nil, err
 			}
-			g.failed.Add(1)
-			pause = min(max(2*pause, minRetry), maxRetry)
-			g.logAcceptError(l.Addr(), err, pause)
+			pause = g.retry.Failed(l.Addr(), err, pause, "open", g.Open())
 			t := time.NewTimer(pause)
 			select {
 			case <-t.C:
@@ -134,19 +125,6 @@ func (g *Gate) drop(why string) {
 	if g.lim.Dropped != nil {
 		g.lim.Dropped(why)
 	}
-}
-
-func (g *Gate) logAcceptError(addr net.Addr, err error, pause time.Duration) {
-	if g.lim.Logger == nil {
-		return
-	}
-	now := time.Now().UnixNano()
-	last := g.lastLog.Load()
-	if now-last < int64(time.Second) || !g.lastLog.CompareAndSwap(last, now) {
-		return
-	}
-	g.lim.Logger.Warn("accept failed; retrying", "addr", addr, "err", err, "retry_in", pause,
-		"open", g.Open(), "accept_errors", g.AcceptErrors())
 }
 
 // sourceAddr is a connection's remote address, IPv4-mapped IPv6 unmapped;

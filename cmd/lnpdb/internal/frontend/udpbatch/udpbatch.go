@@ -10,16 +10,26 @@
 // peer receives the same datagrams, and the server pays the send path once
 // per group instead of once per answer. When the kernel refuses a segmented
 // send, the socket's loop stops segmenting and sends each answer on its own.
+//
+// A read error other than the socket's close never ends the loop: the
+// kernel reports some of a peer's doing on the next read (an ICMP error for
+// an answer sent, with IP_RECVERR), and memory pressure fails reads for a
+// while (ENOBUFS, ENOMEM). Such an error is counted, logged at most once a
+// second and retried after a growing pause, as a listener's failed accept
+// is (internal/frontend/sockets's Retrier).
 package udpbatch
 
 import (
 	"errors"
-	"fmt"
+	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 )
 
 // Batch is how many datagrams one system call reads or writes.
@@ -52,10 +62,14 @@ type batchConn interface {
 }
 
 // Serve runs readers goroutines answering datagrams on conn with h until
-// conn is closed (then it returns nil) or a read fails (that error).
-// maxDatagram and maxAnswer size each goroutine's buffers; a longer
-// datagram is cut to maxDatagram+1 bytes, so that h can tell it is too long.
-func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler) error {
+// conn is closed; it returns nil. A failed read is retried through retry
+// (nil: retried, neither counted nor logged). maxDatagram and maxAnswer size
+// each goroutine's buffers; a longer datagram is cut to maxDatagram+1 bytes,
+// so that h can tell it is too long.
+func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler, retry *sockets.Retrier) error {
+	if retry == nil {
+		retry = new(sockets.Retrier)
+	}
 	var bc batchConn = ipv6.NewPacketConn(conn)
 	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
 		bc = ipv4.NewPacketConn(conn)
@@ -66,7 +80,7 @@ func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errc <- loop(bc, maxDatagram, maxAnswer, h)
+			errc <- loop(bc, conn.LocalAddr(), maxDatagram, maxAnswer, h, retry)
 		}()
 	}
 	err := <-errc
@@ -75,22 +89,32 @@ func Serve(conn *net.UDPConn, readers, maxDatagram, maxAnswer int, h Handler) er
 	return err
 }
 
-// ReadEnd says whether a read error ends a socket's loop, and with what:
-// a closed socket ends it with nil (the server is shutting down), a timeout
-// does not end it (a read deadline passed), and anything else ends it with
-// the error, wrapped as "what: err".
-func ReadEnd(err error, what string) (end bool, _ error) {
+// ReadFailed is a socket loop's handling of a read error: it reports
+// whether the loop ends, which only the socket's close does (the server is
+// shutting down). A timeout (a read deadline passed) is retried at once;
+// any other error is counted and logged through retry and retried after
+// the pause it returns, the one after *pause, which ReadFailed sleeps and
+// keeps in *pause (the loop sets it to 0 after a read that succeeds).
+func ReadFailed(err error, addr net.Addr, retry *sockets.Retrier, pause *time.Duration) (end bool) {
 	if errors.Is(err, net.ErrClosed) {
-		return true, nil
+		return true
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return false, nil
+		return false
 	}
-	return true, fmt.Errorf("%s: %w", what, err)
+	*pause = retry.Failed(addr, err, *pause)
+	time.Sleep(*pause)
+	return false
 }
 
-func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
+// NewRetrier returns the Retrier of a UDP front end's read errors, logging
+// to log (nil: no log).
+func NewRetrier(log *slog.Logger) *sockets.Retrier {
+	return &sockets.Retrier{Logger: log, Msg: "UDP read failed; retrying", Count: "read_errors"}
+}
+
+func loop(bc batchConn, addr net.Addr, maxDatagram, maxAnswer int, h Handler, retry *sockets.Retrier) error {
 	in := make([]ipv4.Message, Batch)
 	inBuf := make([]byte, Batch*(maxDatagram+1))
 	outBuf := make([]byte, Batch*maxAnswer)
@@ -98,14 +122,16 @@ func loop(bc batchConn, maxDatagram, maxAnswer int, h Handler) error {
 		in[i].Buffers = [][]byte{inBuf[i*(maxDatagram+1) : (i+1)*(maxDatagram+1)]}
 	}
 	w := newWriter(bc)
+	var pause time.Duration
 	for {
 		n, err := bc.ReadBatch(in, 0)
 		if err != nil {
-			if end, err := ReadEnd(err, "reading"); end {
-				return err
+			if ReadFailed(err, addr, retry, &pause) {
+				return nil
 			}
 			continue
 		}
+		pause = 0
 		w.reset()
 		for i := range n {
 			k := len(w.answers)

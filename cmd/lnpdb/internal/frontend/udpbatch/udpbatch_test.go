@@ -32,7 +32,7 @@ func TestServe(t *testing.T) {
 					return dst, false
 				}
 				return append(append(dst, "re:"...), d...), true
-			})
+			}, nil)
 		}()
 		c, err := net.Dial("udp", conn.LocalAddr().String())
 		require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestServeSegmented(t *testing.T) {
 	go func() {
 		done <- Serve(conn, 1, 64, 64, func(dst, d []byte, _ net.Addr) ([]byte, bool) {
 			return append(append(dst, "re:"...), d...), true
-		})
+		}, nil)
 	}()
 	for p, c := range peers {
 		got := map[string]int{}
@@ -213,27 +213,29 @@ type discardConn struct{}
 func (discardConn) ReadBatch([]ipv4.Message, int) (int, error)       { return 0, net.ErrClosed }
 func (discardConn) WriteBatch(ms []ipv4.Message, _ int) (int, error) { return len(ms), nil }
 
-// TestReadEnd: a closed socket ends a loop cleanly, a read deadline does
-// not end it, any other error ends it with the error, wrapped.
-func TestReadEnd(t *testing.T) {
+// TestReadFailed: a closed socket ends a loop, a read deadline is retried
+// at once, any other error is counted and retried after a growing pause.
+func TestReadFailed(t *testing.T) {
 	conn, err := net.ListenUDP("udp", mustResolve(t, "127.0.0.1:0"))
 	require.NoError(t, err)
+	r := NewRetrier(nil)
+	var pause time.Duration
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Millisecond)))
 	_, _, timeout := conn.ReadFrom(make([]byte, 1))
 	require.Error(t, timeout)
-	end, err := ReadEnd(timeout, "reading")
-	assert.False(t, end)
-	assert.NoError(t, err)
+	assert.False(t, ReadFailed(timeout, conn.LocalAddr(), r, &pause))
+	assert.Zero(t, pause)
+	assert.Zero(t, r.Errors())
+
+	other := errors.New("no buffer space")
+	assert.False(t, ReadFailed(other, conn.LocalAddr(), r, &pause))
+	assert.Equal(t, 5*time.Millisecond, pause)
+	assert.False(t, ReadFailed(other, conn.LocalAddr(), r, &pause))
+	assert.Equal(t, 10*time.Millisecond, pause)
+	assert.Equal(t, int64(2), r.Errors())
 
 	require.NoError(t, conn.Close())
 	_, _, closed := conn.ReadFrom(make([]byte, 1))
-	end, err = ReadEnd(closed, "reading")
-	assert.True(t, end)
-	assert.NoError(t, err)
-
-	other := errors.New("no buffer space")
-	end, err = ReadEnd(other, "pdb: reading")
-	assert.True(t, end)
-	assert.ErrorIs(t, err, other)
-	assert.Equal(t, "pdb: reading: no buffer space", err.Error())
+	assert.True(t, ReadFailed(closed, conn.LocalAddr(), r, &pause))
+	assert.Equal(t, int64(2), r.Errors())
 }
