@@ -9,7 +9,8 @@ import (
 // # Audit
 //
 // Every change an operator makes through the accounts admin API or the
-// operator console is recorded in the store's audit log by the store
+// operator console, and every key a customer makes or revokes on the
+// account pages, is recorded in the store's audit log by the store
 // method that makes it, in the same transaction: the change and its record
 // commit together or not at all. A change is recorded when its context
 // carries an [Actor] ([WithActor]); the lnpdb account, key, wallet and
@@ -17,9 +18,9 @@ import (
 
 // Actor is who asks for a change, and from where.
 type Actor struct {
-	Key    string    // the admin key's id (auth.Key.ID: 8 hex digits of its hash)
+	Key    string    // the admin key's id (auth.Key.ID: 8 hex digits of its hash), or via "account" the customer's key's (key_…)
 	Remote string    // the address the request came from
-	Via    string    // "api" (the admin API) or "console"
+	Via    string    // "api" (the admin API), "console", or "account" (the customer's pages)
 	At     time.Time // when the change was asked for
 }
 

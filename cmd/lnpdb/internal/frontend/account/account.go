@@ -148,6 +148,12 @@ func (p *pages) ctx(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), p.cfg.StoreTimeout)
 }
 
+// audited returns ctx for a change the session's key holder makes: the
+// store records it in its audit log, made through "account" by the key.
+func (p *pages) audited(ctx context.Context, r *http.Request, s *webui.Session) context.Context {
+	return billing.WithActor(ctx, billing.Actor{Key: s.KeyID, Remote: r.RemoteAddr, Via: "account", At: p.cfg.Now()})
+}
+
 type homeData struct {
 	Account  billing.Account
 	Report   billing.UsageReport
@@ -323,7 +329,7 @@ func (p *pages) createKey(w http.ResponseWriter, r *http.Request, s *webui.Sessi
 		return
 	}
 	text, h := p.cfg.NewKey()
-	k, err := p.cfg.Store.AddKey(ctx, billing.KeyRecord{AccountID: s.AccountID, Label: form.Label, Hash: h, Limit: limit}, p.cfg.Now())
+	k, err := p.cfg.Store.AddKey(p.audited(ctx, r, s), billing.KeyRecord{AccountID: s.AccountID, Label: form.Label, Hash: h, Limit: limit}, p.cfg.Now())
 	if err != nil {
 		p.failed(w, r, err)
 		return
@@ -336,7 +342,7 @@ func (p *pages) createKey(w http.ResponseWriter, r *http.Request, s *webui.Sessi
 func (p *pages) revokeKey(w http.ResponseWriter, r *http.Request, s *webui.Session) {
 	ctx, cancel := p.ctx(r)
 	defer cancel()
-	k, err := p.cfg.Store.RevokeKey(ctx, s.AccountID, r.PathValue("id"), p.cfg.Now())
+	k, err := p.cfg.Store.RevokeKey(p.audited(ctx, r, s), s.AccountID, r.PathValue("id"), p.cfg.Now())
 	if errors.Is(err, billing.ErrNotFound) {
 		p.renderKeys(w, r, s, http.StatusNotFound, "No such key in this account.", keysData{})
 		return

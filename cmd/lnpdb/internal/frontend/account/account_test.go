@@ -203,6 +203,13 @@ func TestKeys(t *testing.T) {
 	rec2, _ := s.engine.Authenticate("lnp_new_xx")
 	assert.Equal(t, 50, rec2.Limit)
 
+	audit, err := s.store.Audit(context.Background(), s.a.ID, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, audit, 2, "each key made is in the audit log")
+	assert.Equal(t, billing.AuditNewKey, audit[1].Action)
+	assert.Equal(t, "account", audit[1].Via)
+	assert.Regexp(t, `^key_`, audit[1].Key, "made by the session's key")
+
 	// Another account's key: not found, and still valid.
 	resp, _ = b.post(t, "/account/keys/"+s.keyBID+"/revoke", url.Values{"csrf": {tok}})
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
