@@ -293,8 +293,9 @@ type (
 	}
 	keyJSON struct {
 		KeyRecord
-		Created lnpdb.Time `json:"created"`
-		Revoked lnpdb.Time `json:"revoked,omitzero"`
+		Created  lnpdb.Time `json:"created"`
+		Revoked  lnpdb.Time `json:"revoked,omitzero"`
+		LastUsed lnpdb.Time `json:"last_used,omitzero"`
 	}
 	creditJSON struct {
 		Credit
@@ -311,8 +312,10 @@ func wireTime(t time.Time) lnpdb.Time {
 }
 
 func accountBody(a Account) accountJSON { return accountJSON{a, wireTime(a.Created)} }
-func keyBody(k KeyRecord) keyJSON       { return keyJSON{k, wireTime(k.Created), wireTime(k.Revoked)} }
-func creditBody(c Credit) creditJSON    { return creditJSON{c, wireTime(c.Created)} }
+func keyBody(k KeyRecord) keyJSON {
+	return keyJSON{k, wireTime(k.Created), wireTime(k.Revoked), wireTime(k.LastUsed)}
+}
+func creditBody(c Credit) creditJSON { return creditJSON{c, wireTime(c.Created)} }
 
 // bodies maps each record of s to its body; never nil, so that an empty
 // list is written [].

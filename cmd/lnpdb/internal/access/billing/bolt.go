@@ -286,6 +286,34 @@ func (s *BoltStore) RevokeKey(ctx context.Context, accountID, keyID string, now 
 	return out, err
 }
 
+// KeysUsed implements [Store].
+func (s *BoltStore) KeysUsed(_ context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bKeys)
+		for id, at := range used {
+			v := b.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			k, err := decodeKey(v)
+			if err != nil {
+				return err
+			}
+			if at = at.UTC().Truncate(time.Second); !at.After(k.LastUsed) {
+				continue
+			}
+			k.LastUsed = at
+			if err := put(b, []byte(k.ID), boltKey{k, hex.EncodeToString(k.Hash[:])}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Credit implements [Store].
 func (s *BoltStore) Credit(ctx context.Context, accountID string, amount Micros, ref string, now time.Time) (c Credit, applied bool, err error) {
 	if err := checkCredit(amount, ref); err != nil {

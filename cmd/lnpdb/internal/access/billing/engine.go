@@ -69,12 +69,34 @@ type Engine struct {
 	storeTimeouts           atomic.Int64 // store calls of requests past StoreTimeout
 	recallsAsked            atomic.Int64 // syncs recalling other processes' leases
 	recallsAnswered         atomic.Int64 // leases of this process handed back when recalled
+	usesMu                  sync.Mutex   // guards uses
+	uses                    map[[32]byte]*keyUse
 }
 
 type keyEntry struct {
 	rec  KeyRecord
 	acct *acctState
+	use  *keyUse
 }
+
+// keyUse is when this process last charged a lookup to a key, and what of
+// it the store has ([Store.KeysUsed]).
+type keyUse struct {
+	id   string
+	at   atomic.Int64 // Unix seconds of the last lookup
+	sent atomic.Int64 // the last at the store took
+}
+
+// mark notes a lookup at now: a load, and a store once a second at most.
+func (u *keyUse) mark(now time.Time) {
+	if sec := now.Unix(); u.at.Load() < sec {
+		u.at.Store(sec)
+	}
+}
+
+// usesEvery is how often the engine reports its keys' last use to the
+// store: last use is shown to the minute, not worth a write a second.
+const usesEvery = 10 * time.Second
 
 // acctState is one account as this process bills it.
 type acctState struct {
@@ -180,7 +202,7 @@ func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	e := &Engine{
 		store: cfg.Store, holder: cfg.Holder, ttl: cfg.LeaseTTL, every: cfg.SyncEvery,
 		keysEvery: cfg.KeysEvery, leaseCredit: cfg.LeaseCredit, now: cfg.Now, log: cfg.Logger,
-		accounts: map[string]*acctState{}, kick: make(chan struct{}, 1),
+		accounts: map[string]*acctState{}, kick: make(chan struct{}, 1), uses: map[[32]byte]*keyUse{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if e.holder == "" {
@@ -280,10 +302,46 @@ func (e *Engine) ReloadKeys(ctx context.Context) error {
 			}
 			continue
 		}
-		m[k.Hash] = keyEntry{rec: k, acct: e.account(k.AccountID)}
+		m[k.Hash] = keyEntry{rec: k, acct: e.account(k.AccountID), use: e.keyUse(k)}
 	}
 	e.keys.Store(&m)
 	e.suspended.Store(&sus)
+	return nil
+}
+
+// keyUse returns k's use, kept across reloads.
+func (e *Engine) keyUse(k KeyRecord) *keyUse {
+	e.usesMu.Lock()
+	defer e.usesMu.Unlock()
+	u := e.uses[k.Hash]
+	if u == nil {
+		u = &keyUse{id: k.ID}
+		e.uses[k.Hash] = u
+	}
+	return u
+}
+
+// flushUses reports to the store the keys used since their last report.
+func (e *Engine) flushUses(ctx context.Context) error {
+	used := map[string]time.Time{}
+	var sent []*keyUse
+	e.usesMu.Lock()
+	for _, u := range e.uses {
+		if at := u.at.Load(); at > u.sent.Load() {
+			used[u.id] = time.Unix(at, 0).UTC()
+			sent = append(sent, u)
+		}
+	}
+	e.usesMu.Unlock()
+	if len(used) == 0 {
+		return nil
+	}
+	if err := e.store.KeysUsed(ctx, used); err != nil {
+		return err
+	}
+	for _, u := range sent {
+		u.sent.Store(used[u.id].Unix())
+	}
 	return nil
 }
 
@@ -357,6 +415,9 @@ func (e *Engine) Charge(ctx context.Context, h [32]byte, kind Kind, addon bool) 
 	// sync leased before this lookup takes it).
 	for syncs, skipped, tries := 0, 0, 0; ; tries++ {
 		now := e.now()
+		if tries == 0 {
+			k.use.mark(now)
+		}
 		a.mu.Lock()
 		hold, sync, low, gen := a.spend(now, kind, ki, addon, e.leaseCredit, syncs)
 		var short *InsufficientBalanceError
@@ -826,7 +887,7 @@ func (e *Engine) loop() {
 	defer close(e.done)
 	tick := time.NewTicker(e.every)
 	defer tick.Stop()
-	var lastKeys, lastExpire time.Time
+	var lastKeys, lastExpire, lastUses time.Time
 	for {
 		select {
 		case <-e.stop:
@@ -845,6 +906,12 @@ func (e *Engine) loop() {
 				e.log.Error("returning expired leases", "error", err)
 			} else if n > 0 {
 				e.log.Info("returned expired leases", "leases", n)
+			}
+		}
+		if now.Sub(lastUses) >= usesEvery {
+			lastUses = now
+			if err := e.flushUses(ctx); err != nil {
+				e.log.Error("recording when keys were last used", "error", err)
 			}
 		}
 		if now.Sub(lastKeys) >= e.keysEvery {
@@ -889,6 +956,9 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.watching.Wait()
 		err = e.Flush(ctx)
+		if uerr := e.flushUses(ctx); err == nil {
+			err = uerr
+		}
 	})
 	return err
 }

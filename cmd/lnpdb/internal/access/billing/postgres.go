@@ -154,8 +154,8 @@ func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) 
 func scanKey(r pgx.Row) (KeyRecord, error) {
 	var k KeyRecord
 	var h []byte
-	var revoked *time.Time
-	if err := r.Scan(&k.ID, &k.AccountID, &k.Label, &h, &k.Limit, &k.Created, &revoked); err != nil {
+	var revoked, used *time.Time
+	if err := r.Scan(&k.ID, &k.AccountID, &k.Label, &h, &k.Limit, &k.Created, &revoked, &used); err != nil {
 		return k, err
 	}
 	copy(k.Hash[:], h)
@@ -163,10 +163,31 @@ func scanKey(r pgx.Row) (KeyRecord, error) {
 	if revoked != nil {
 		k.Revoked = revoked.UTC()
 	}
+	if used != nil {
+		k.LastUsed = used.UTC()
+	}
 	return k, nil
 }
 
-const keyCols = `id, account_id, label, sha256, rate_limit, created, revoked`
+const keyCols = `id, account_id, label, sha256, rate_limit, created, revoked, last_used`
+
+// KeysUsed implements [Store]: one statement, which moves a key's
+// last_used only forward.
+func (s *PostgresStore) KeysUsed(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(used))
+	ats := make([]time.Time, 0, len(used))
+	for id, at := range used {
+		ids = append(ids, id)
+		ats = append(ats, at.UTC().Truncate(time.Second))
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE api_keys AS k SET last_used = u.at
+		FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at)
+		WHERE k.id = u.id AND (k.last_used IS NULL OR k.last_used < u.at)`, ids, ats)
+	return err
+}
 
 // Keys implements [Store].
 func (s *PostgresStore) Keys(ctx context.Context, accountID string) ([]KeyRecord, error) {

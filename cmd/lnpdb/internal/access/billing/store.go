@@ -96,6 +96,9 @@ type KeyRecord struct {
 	Limit     int       `json:"rate_limit"` // requests per minute; 0: the server's default
 	Created   time.Time `json:"created"`
 	Revoked   time.Time `json:"revoked,omitzero"` // zero while the key is valid
+	// LastUsed is when a lookup last came with the key, to the second, as
+	// the serving processes report it (every few seconds); zero if never.
+	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
 // Credit is one top-up of a wallet.
@@ -184,6 +187,11 @@ type Store interface {
 	// Keys returns accountID's keys, or every account's for "".
 	Keys(ctx context.Context, accountID string) ([]KeyRecord, error)
 	RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error)
+	// KeysUsed records when keys were last used: each key's LastUsed
+	// becomes the later of its own and used[its id]; ids of no key are
+	// skipped. It changes no key's validity, so it is announced to no
+	// engine.
+	KeysUsed(ctx context.Context, used map[string]time.Time) error
 
 	// Credit tops up an account's wallet once per ref: a second credit with
 	// the same ref and amount changes nothing and returns applied false;

@@ -196,6 +196,10 @@ func TestKeys(t *testing.T) {
 	_, body = b.get(t, "/account/keys")
 	assert.NotContains(t, body, "lnp_new_x", "shown only once")
 	assert.Contains(t, body, rec.ID)
+	assert.Contains(t, body, `<td class="last-used">—</td>`, "never used")
+	require.NoError(t, s.store.KeysUsed(context.Background(), map[string]time.Time{rec.ID: time.Date(2026, 11, 27, 3, 4, 5, 0, time.UTC)}))
+	_, body = b.get(t, "/account/keys")
+	assert.Contains(t, body, `<td class="last-used">2026-11-27 03:04 UTC</td>`)
 
 	// Empty: the signed-in key's limit.
 	resp, _ = b.post(t, "/account/keys", url.Values{"csrf": {tok}})
