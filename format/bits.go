@@ -22,21 +22,13 @@ func loadWindow(b *[17]byte, shift uint) window {
 	}
 }
 
-// field extracts width bits (1..64) at bit pos of w.
+// field extracts width bits (1..64) at bit pos (0..127) of w. It has no
+// branch: a Go shift by 64 or more gives 0, so of the three terms only
+// those that hold the field's bits are not 0 (w.hi<<(64-pos) is w.hi's
+// part for pos < 64, w.hi>>(pos-64) the whole field for pos >= 64), and
+// 1<<64 - 1 is the mask of a 64-bit field.
 func (w window) field(pos, width uint) uint64 {
-	var v uint64
-	switch {
-	case pos >= 64:
-		v = w.hi >> (pos - 64)
-	case pos+width <= 64:
-		v = w.lo >> pos
-	default:
-		v = w.lo>>pos | w.hi<<(64-pos)
-	}
-	if width == 64 {
-		return v
-	}
-	return v & (1<<width - 1)
+	return (w.lo>>pos | w.hi<<(64-pos) | w.hi>>(pos-64)) & (1<<width - 1)
 }
 
 // widthFor is the number of bits needed to store values 0..n-1 (at least 1).

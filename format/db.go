@@ -306,26 +306,33 @@ var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTele
 // as unassigned. Get allocates nothing unless f includes FieldCNAM and the
 // number has a caller name. The only errors are ErrClosed and *CorruptError.
 func (db *DB) Get(tn uint64, f Fields) (r Record, err error) {
-	s, ref := db.acquire(tn)
-	if s == nil {
-		return Record{}, ErrClosed
+	s, c, ok := db.enter(tn) // acquire, inlined
+	if !ok {
+		if s, c = db.reenter(s, c, tn); s == nil {
+			return Record{}, ErrClosed
+		}
 	}
 	err = s.get(tn, f, &r)
-	s.mp.release(ref)
+	if c.drop() {
+		s.mp.lastReleased()
+	}
 	return r, err
 }
 
 // GetInto is Get writing into *r, which it overwrites whole: a caller that
 // keeps a Record (or a slice of them) saves Get's copy of the result.
 func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
-	s, ref := db.acquire(tn)
-	if s == nil {
-		*r = Record{}
-		return ErrClosed
-	}
 	*r = Record{}
+	s, c, ok := db.enter(tn) // acquire, inlined
+	if !ok {
+		if s, c = db.reenter(s, c, tn); s == nil {
+			return ErrClosed
+		}
+	}
 	err := s.get(tn, f, r)
-	s.mp.release(ref)
+	if c.drop() {
+		s.mp.lastReleased()
+	}
 	return err
 }
 

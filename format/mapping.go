@@ -34,19 +34,34 @@ type refShard struct {
 // refIndex spreads numbers over the shards.
 func refIndex(tn uint64) int { return int((tn * 0x9e3779b97f4a7c15) >> 61) }
 
-// acquire takes a reference on shard i unless the mapping is retired.
-func (mp *mapping) acquire(i int) bool {
-	mp.refs[i].n.Add(1)
-	if mp.retired.Load() {
-		mp.release(i)
-		return false
-	}
-	return true
+// hold takes a reference on the shard of mapping mp that a lookup of tn
+// uses, and returns the shard. A reader then checks retired (mp.retired,
+// after the add): when it is set, the reader drops the reference
+// (release) and does not touch the mapping.
+func (mp *mapping) hold(tn uint64) *refShard {
+	c := &mp.refs[refIndex(tn)&(refShards-1)]
+	c.n.Add(1)
+	return c
 }
 
-// release drops a reference taken on shard i.
-func (mp *mapping) release(i int) {
-	if mp.refs[i].n.Add(-1) == 0 && mp.retired.Load() {
+// drop drops a reference taken on shard c and reports whether it was the
+// shard's last: the caller then calls lastReleased, which unmaps a retired
+// mapping that no reader holds. It is release in two parts so that a
+// lookup's own frame can hold the add (drop is inlined) and only the rare
+// last release is a call.
+func (c *refShard) drop() bool { return c.n.Add(-1) == 0 }
+
+// release drops a reference taken on shard c.
+func (mp *mapping) release(c *refShard) {
+	if c.drop() {
+		mp.lastReleased()
+	}
+}
+
+// lastReleased is release when its shard's count reached zero: the
+// mapping is unmapped if it is retired and the other shards are at zero.
+func (mp *mapping) lastReleased() {
+	if mp.retired.Load() {
 		mp.unmapIfUnused()
 	}
 }
@@ -73,18 +88,37 @@ func (mp *mapping) unmapIfUnused() {
 func (mp *mapping) unmapped() bool { return mp.closed.Load() }
 
 // acquire returns the current snapshot with a reference on its mapping
-// (shard index returned), or nil after Close. The caller releases it.
-func (db *DB) acquire(tn uint64) (*snapshot, int) {
-	i := refIndex(tn)
-	for {
-		s := db.snap.Load()
-		if s == nil {
-			return nil, 0
-		}
-		if s.mp.acquire(i) {
-			return s, i
-		}
-		// Retired between the load and the acquire: the DB holds a
-		// newer snapshot by now (swaps store the new one first).
+// (the shard to release), or nil after Close. The caller releases it.
+func (db *DB) acquire(tn uint64) (*snapshot, *refShard) {
+	s, c, ok := db.enter(tn)
+	if !ok {
+		s, c = db.reenter(s, c, tn)
 	}
+	return s, c
+}
+
+// enter is acquire's common case, small enough to be inlined into a
+// lookup: the snapshot's load, the add and the check of retired. ok is
+// false when the DB is closed (s is nil) or a swap retired the mapping
+// between the load and the add; the caller then calls reenter.
+func (db *DB) enter(tn uint64) (s *snapshot, c *refShard, ok bool) {
+	if s = db.snap.Load(); s == nil {
+		return nil, nil, false
+	}
+	c = s.mp.hold(tn)
+	return s, c, !s.mp.retired.Load()
+}
+
+// reenter is acquire after enter failed: it drops enter's reference on a
+// retired mapping and takes one on the current snapshot, which a swap
+// stores before it retires the old one; nil after Close.
+func (db *DB) reenter(s *snapshot, c *refShard, tn uint64) (*snapshot, *refShard) {
+	for s != nil {
+		s.mp.release(c)
+		var ok bool
+		if s, c, ok = db.enter(tn); ok {
+			return s, c
+		}
+	}
+	return nil, nil
 }

@@ -61,3 +61,43 @@ func TestMappingReleasedByLastReader(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	require.NoError(t, db.Close(), "Close is idempotent")
 }
+
+// A lookup whose add met a mapping retired since its load of the snapshot
+// drops that reference, unmapping the old file when it was the last, and
+// reads the current one; after Close it gets none.
+func TestReenterAfterRetire(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.lnpdb")
+	w := NewWriter()
+	c, _ := w.AddCarrier(Carrier{OCN: "2002", Name: "Capital Wireless", Type: "WIRELESS"})
+	rc := w.AddRateCenter(RateCenter{State: "DC", Name: "WASHINGTON", TimeZone: "America/New_York", UTCOffset: "-0500"})
+	require.True(t, w.AddBlock(202, 555, -1, BlockRow{Carrier: c, RateCenter: rc}))
+	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766))
+	_, err := w.WriteFile(context.Background(), path, WriteOptions{})
+	require.NoError(t, err)
+	db, err := Open(path)
+	require.NoError(t, err)
+
+	s, ref, ok := db.enter(2025550123)
+	require.True(t, ok)
+	replaceByRename(t, path)
+	require.NoError(t, db.Reload())
+	require.True(t, s.mp.retired.Load())
+	require.False(t, s.mp.unmapped(), "held")
+
+	s2, ref2 := db.reenter(s, ref, 2025550123)
+	require.NotNil(t, s2)
+	assert.True(t, s.mp.unmapped(), "the dropped reference was the last")
+	assert.Same(t, db.snap.Load(), s2, "the current snapshot")
+	var r Route
+	require.NoError(t, s2.getRoute(2025550123, false, &r))
+	assert.Equal(t, "12025569000", r.Ported.LRN)
+	s2.mp.release(ref2)
+
+	s3, ref3, ok := db.enter(2025550123)
+	require.True(t, ok)
+	require.NoError(t, db.Close())
+	s4, _ := db.reenter(s3, ref3, 2025550123)
+	assert.Nil(t, s4, "closed")
+	assert.True(t, s3.mp.unmapped())
+	require.ErrorIs(t, db.GetRoute(2025550123, false, &r), ErrClosed)
+}

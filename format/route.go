@@ -24,13 +24,17 @@ func (r *Route) CurrentCarrier() *Carrier {
 // BlockUnlessPorted or without), into the smaller Route, which it
 // overwrites whole.
 func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
-	s, ref := db.acquire(tn)
-	if s == nil {
-		*r = Route{}
-		return ErrClosed
+	s, c, ok := db.enter(tn) // acquire, inlined
+	if !ok {
+		if s, c = db.reenter(s, c, tn); s == nil {
+			*r = Route{}
+			return ErrClosed
+		}
 	}
 	err := s.getRoute(tn, blockUnlessPorted, r)
-	s.mp.release(ref)
+	if c.drop() {
+		s.mp.lastReleased()
+	}
 	return err
 }
 
