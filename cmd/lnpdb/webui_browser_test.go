@@ -24,6 +24,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -180,18 +181,30 @@ func seedAccount(t *testing.T, dsn string) (acct billing.Account, key string, ba
 // revoked (and the API refusing the revoked one), forms without their CSRF
 // token, hostile labels and numbers, the playground, and a customer's
 // session on an operator's page. One browser serves every step.
+// The same steps run against the embedded store and PostgreSQL, in one
+// browser.
 func TestBrowserAccount(t *testing.T) {
 	b := newBrowser(t)
+	table := testdb.Build(t, lnpdb.Sample())
+	t.Run("bolt", func(t *testing.T) {
+		browseAccount(t, b, table, "bolt://"+filepath.Join(t.TempDir(), "accounts.db"), os.Getenv(screenshotsEnv))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		browseAccount(t, b, table, testpg.New(t), "")
+	})
+}
+
+// browseAccount runs the steps against a serve --accounts dsn; shots, when
+// set, is the directory the account page's screenshots are written to.
+func browseAccount(t *testing.T, b *browser, table, dsn, shots string) {
+	cspBefore := len(b.cspRefusals()) // what an earlier run provoked
 	dir := t.TempDir()
-	dsn := "bolt://" + filepath.Join(dir, "accounts.db")
-	acct, key, balance, bars := seedAccount(t, dsn)
+	_, key, balance, bars := seedAccount(t, dsn)
 	admins := filepath.Join(dir, "admin-keys")
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", admins}), errb.String())
-	table := testdb.Build(t, lnpdb.Sample())
 	s := startServe(t, "--db", table, "--accounts", dsn, "--admin-keys", admins, "--addr", "127.0.0.1:0", "--access-log=false")
 	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
-	shots := os.Getenv(screenshotsEnv)
 
 	t.Run("SignIn", func(t *testing.T) {
 		assert.Equal(t, int64(http.StatusOK), b.load(t, chromedp.Navigate(base+webui.AccountHome)), "sent to the sign-in page")
@@ -325,11 +338,11 @@ func TestBrowserAccount(t *testing.T) {
 	})
 
 	t.Run("NoCSPRefusals", func(t *testing.T) {
-		assert.Empty(t, b.cspRefusals(), "the pages use nothing the policy refuses")
+		assert.Empty(t, b.cspRefusals()[cspBefore:], "the pages use nothing the policy refuses")
 		// The policy is in force: an inline style is refused, and seen.
 		b.load(t, chromedp.Navigate(base+webui.AccountHome))
 		b.do(t, chromedp.Evaluate[chromedp.Void]("document.body.insertAdjacentHTML('beforeend', '<p style=\"color: red\">x</p>')"))
-		require.Eventually(t, func() bool { return len(b.cspRefusals()) > 0 }, 5*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return len(b.cspRefusals()) > cspBefore }, 5*time.Second, 20*time.Millisecond)
 	})
 
 	t.Run("SignOut", func(t *testing.T) {
@@ -343,7 +356,6 @@ func TestBrowserAccount(t *testing.T) {
 		res.Body.Close()
 		assert.Equal(t, http.StatusSeeOther, res.StatusCode, "the old session is gone")
 	})
-	_ = acct
 }
 
 var cookieRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
