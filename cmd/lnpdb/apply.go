@@ -2,27 +2,34 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/ingest/feed"
 	"github.com/lnpdb/lnpdb/internal/ingest/progress"
 )
 
-// applyBatch bounds how many updates share one fsync: large enough to make
-// feeds of millions of rows fast, small enough to bound memory.
+// applyBatch bounds how many updates share one fsync of the staged
+// journal: large enough to make feeds of millions of rows fast, small
+// enough to bound what a batch holds in memory.
 const applyBatch = 10000
 
 func runApply(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "apply", "FEED...")
 	dbPath := fs.String("db", "", "table `file` to update (required)")
 	alone := fs.Bool("outside-log", false, "apply to a table that follows a shared update log, on this node alone")
-	if err := parseArgs(e, fs, args, -1, "want --db FILE and at least one FEED.csv", dbPath); err != nil {
+	if err := parseArgs(e, fs, args, -1, "want --db FILE and at least one FEED (CSV or NPAC latest view, plain, .gz or .zst)", dbPath); err != nil {
 		return err
 	}
 	// A node that follows a shared log answers as the others only while
@@ -31,28 +38,67 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%s follows a shared update log (%s): post the feed to any node's /admin/v1/updates so that every node applies it, or pass --outside-log to apply it to this table alone",
 			*dbPath, updatelog.StatePath(*dbPath))
 	}
+	// Opened once as it is: the table and its journal are checked, the
+	// journal's torn tail is cut and what the table cannot resolve is set
+	// aside, on the real files, before any feed is staged.
 	db, err := format.Open(*dbPath)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	start := time.Now()
-	total := 0
-	for _, feed := range fs.Args() {
-		n, err := applyFeed(ctx, e, db, feed)
-		total += n
-		if err != nil {
-			return fmt.Errorf("%s: %w (the %d updates before it were applied)", feed, err, total)
-		}
+	if err := db.Close(); err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "applied %d updates in %s; %d numbers pending compaction\n", total, time.Since(start).Round(time.Millisecond), db.PendingUpdates())
+	removeStaleStages(*dbPath)
+	start := time.Now()
+	total, pending := 0, 0
+	for _, feed := range fs.Args() {
+		n, p, err := applyFeed(ctx, e, *dbPath, feed)
+		if err != nil {
+			return fmt.Errorf("%s: %w (nothing of this feed was applied; the %d updates of the feeds before it were)", feed, err, total)
+		}
+		total, pending = total+n, p
+	}
+	fmt.Fprintf(e.stdout, "applied %d updates in %s; %d numbers pending compaction\n", total, time.Since(start).Round(time.Millisecond), pending)
 	return nil
 }
 
-func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, error) {
+// stagePrefix is how the directories applyFeed stages a feed in, beside
+// the table, start.
+func stagePrefix(table string) string { return "." + filepath.Base(table) + ".apply-" }
+
+// removeStaleStages removes what a killed apply left: its staging
+// directories, whose journal copies were never committed.
+func removeStaleStages(table string) {
+	dir := filepath.Dir(table)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if en.IsDir() && strings.HasPrefix(en.Name(), stagePrefix(table)) {
+			os.RemoveAll(filepath.Join(dir, en.Name()))
+		}
+	}
+}
+
+// applyFeed applies one feed file to the table at table as one durable
+// unit, whatever its size: a kill or an error at any moment leaves either
+// all of the feed or none of it.
+//
+// The feed is applied to a stage: a directory beside the table holding a
+// hard link to the table file (which no update writes) and a copy of its
+// journal. There it goes through the format's batch path in batches of
+// applyBatch, each checked and fsync'd to the staged journal; then the
+// staged journal replaces the table's in one atomic write (atomicfile:
+// temporary file, fsync, rename, directory fsync). Until that rename the
+// table's own journal is untouched. Memory holds one batch and the pending
+// updates' overlay, which any apply builds (an NPAC latest-view file is
+// also held whole by its reader, to order it); disk, a second copy of the
+// journal while the feed is applied.
+func applyFeed(ctx context.Context, e *env, table, path string) (applied, pending int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	var size int64
@@ -61,8 +107,39 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 	}
 	bar := progress.New(e.stderr, filepath.Base(path), size)
 	defer bar.Done()
+	// Compressed as build reads a source file: by the name's suffix.
+	r, closeZ, err := build.Decompress(path, &barReader{r: f, bar: bar})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer closeZ()
+
+	stage, err := os.MkdirTemp(filepath.Dir(table), stagePrefix(table))
+	if err != nil {
+		return 0, 0, fmt.Errorf("staging the feed: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	staged := filepath.Join(stage, filepath.Base(table))
+	if err := os.Link(table, staged); err != nil {
+		abs, aerr := filepath.Abs(table)
+		if aerr != nil {
+			return 0, 0, fmt.Errorf("staging the feed: %w", err)
+		}
+		if serr := os.Symlink(abs, staged); serr != nil {
+			return 0, 0, fmt.Errorf("staging the feed: %w (a link: %v)", err, serr)
+		}
+	}
+	journal := format.JournalPath(table)
+	if err := copyPlain(journal, format.JournalPath(staged)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, fmt.Errorf("staging the feed: %w", err)
+	}
+	db, err := format.Open(staged)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+
 	batch := make([]format.Update, 0, applyBatch)
-	applied := 0
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -76,7 +153,7 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 	}
 	// The same feed readers as the server's POST /admin/v1/updates: CSV, or
 	// an NPAC latest-view file, told apart by their first line.
-	err = feed.ReadAny(&barReader{r: f, bar: bar}, filepath.Base(path), func(u format.Update) error {
+	err = feed.ReadAny(r, filepath.Base(path), func(u format.Update) error {
 		batch = append(batch, u)
 		if len(batch) == applyBatch {
 			return flush()
@@ -86,7 +163,52 @@ func applyFeed(ctx context.Context, e *env, db *format.DB, path string) (int, er
 	if err == nil {
 		err = flush()
 	}
-	return applied, err
+	if err != nil {
+		return 0, 0, err
+	}
+	pending = db.PendingUpdates()
+	if err := db.Close(); err != nil {
+		return 0, 0, err
+	}
+	if applied == 0 {
+		return 0, pending, nil
+	}
+	// The commit: every batch is in the staged journal, fsync'd; it takes
+	// the table's journal's place whole.
+	err = atomicfile.Write(vfs.Default, journal, func(dst vfs.File) error {
+		return copyInto(dst, format.JournalPath(staged))
+	}, atomicfile.Options{})
+	if errors.Is(err, atomicfile.ErrDirSync) {
+		return applied, pending, fmt.Errorf("the feed is applied, but a power loss may still undo it: %w", err)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return applied, pending, nil
+}
+
+// copyPlain copies the file src to dst, which it creates.
+func copyPlain(src, dst string) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := copyInto(out, src); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// copyInto copies the file src into w.
+func copyInto(w io.Writer, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = io.Copy(w, in)
+	return err
 }
 
 type barReader struct {

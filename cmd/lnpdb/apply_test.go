@@ -1,20 +1,33 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestApplyAndCompact(t *testing.T) {
-	dir := t.TempDir()
-	table := filepath.Join(dir, "t.lnpdb")
+// miniTable builds format's mini source into a table in a directory of its
+// own.
+func miniTable(t *testing.T) (dir, table string) {
+	t.Helper()
+	dir = t.TempDir()
+	table = filepath.Join(dir, "t.lnpdb")
 	code, _, errs := runCmd(t, "build", "--db", table, "../../format/testdata/mini")
 	require.Equal(t, 0, code, errs)
+	return dir, table
+}
+
+func TestApplyAndCompact(t *testing.T) {
+	dir, table := miniTable(t)
 	feed := filepath.Join(dir, "feed.csv")
 	require.NoError(t, os.WriteFile(feed, []byte("action,tn,lrn,spid,activated_at\n"+
 		"A,2025550199,2025569000,3003,20261121120000\n"+
@@ -52,16 +65,13 @@ func TestApplyAndCompact(t *testing.T) {
 // TestApplyRefusesTableOnSharedLog: a table that follows a shared update
 // log takes a feed offline only when told it is for this node alone.
 func TestApplyRefusesTableOnSharedLog(t *testing.T) {
-	dir := t.TempDir()
-	table := filepath.Join(dir, "t.lnpdb")
-	code, _, errs := runCmd(t, "build", "--db", table, "../../format/testdata/mini")
-	require.Equal(t, 0, code, errs)
+	dir, table := miniTable(t)
 	require.NoError(t, os.WriteFile(table+".updatelog", []byte(`{"log":"x","seq":7}`), 0o644))
 	feed := filepath.Join(dir, "feed.csv")
 	require.NoError(t, os.WriteFile(feed, []byte("action,tn,lrn,spid,activated_at\n"+
 		"A,2025550199,2025569000,3003,20261121120000\n"), 0o644))
 
-	code, _, errs = runCmd(t, "apply", "--db", table, feed)
+	code, _, errs := runCmd(t, "apply", "--db", table, feed)
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errs, "follows a shared update log")
 	db, err := format.Open(table)
@@ -72,4 +82,87 @@ func TestApplyRefusesTableOnSharedLog(t *testing.T) {
 	code, out, errs := runCmd(t, "apply", "--db", table, "--outside-log", feed)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "applied 1 updates")
+}
+
+// TestApplyFeedIsOneUnit: a feed of more updates than one batch whose last
+// row is refused applies nothing at all, and a killed apply's stage is
+// removed by the next; the same feed, corrected and compressed, applies
+// whole.
+func TestApplyFeedIsOneUnit(t *testing.T) {
+	dir, table := miniTable(t)
+	stale := filepath.Join(dir, ".t.lnpdb.apply-123")
+	require.NoError(t, os.Mkdir(stale, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "t.lnpdb.journal"), []byte("left by a killed apply"), 0o644))
+
+	var b strings.Builder
+	b.WriteString("action,tn,lrn,spid,activated_at,sv_type\n")
+	for line := range applyBatch + 5 {
+		fmt.Fprintf(&b, "U,%d,2025569000,3003,,2\n", 2025550000+line%10000)
+	}
+	good := b.String()
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte(good+"A,2025550198,2025569000,ZZZZ,,\n"), 0o644))
+	code, _, errs := runCmd(t, "apply", "--db", table, bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "unknown SPID")
+	assert.Contains(t, errs, "nothing of this feed was applied")
+	db, err := format.Open(table)
+	require.NoError(t, err)
+	assert.Zero(t, db.PendingUpdates(), "the updates before the refused row are not applied either")
+	require.NoError(t, db.Close())
+	_, err = os.Stat(stale)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the stale stage is removed")
+
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, err = zw.Write([]byte(good))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	gz := filepath.Join(dir, "good.csv.gz")
+	require.NoError(t, os.WriteFile(gz, z.Bytes(), 0o644))
+	code, out, errs := runCmd(t, "apply", "--db", table, gz)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, fmt.Sprintf("applied %d updates", applyBatch+5))
+	db, err = format.Open(table)
+	require.NoError(t, err)
+	defer db.Close()
+	assert.Equal(t, 10000, db.PendingUpdates())
+	r, err := db.Get(2025550004, format.FieldPorted)
+	require.NoError(t, err)
+	assert.Equal(t, "12025569000", r.Ported.LRN)
+	assert.Equal(t, format.SVTypeVoIP, r.Ported.SVType)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".apply-", "a finished apply leaves no stage")
+	}
+}
+
+// TestApplyCompressed: apply reads a feed compressed as build reads a
+// source file, by its suffix (.gz, .zst), and refuses one cut short.
+func TestApplyCompressed(t *testing.T) {
+	dir, table := miniTable(t)
+	feed := "action,tn,lrn,spid,activated_at\nA,2025550199,2025569000,3003,20261121120000\n"
+	zw, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	zst := filepath.Join(dir, "feed.csv.zst")
+	require.NoError(t, os.WriteFile(zst, zw.EncodeAll([]byte(feed), nil), 0o644))
+	code, out, errs := runCmd(t, "apply", "--db", table, zst)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "applied 1 updates")
+
+	var z bytes.Buffer
+	gw := gzip.NewWriter(&z)
+	_, err = gw.Write([]byte("action,tn,lrn,spid,activated_at\nA,2025550198,2025569000,3003,\n"))
+	require.NoError(t, err)
+	require.NoError(t, gw.Close())
+	cut := filepath.Join(dir, "cut.csv.gz")
+	require.NoError(t, os.WriteFile(cut, z.Bytes()[:z.Len()-6], 0o644))
+	code, _, errs = runCmd(t, "apply", "--db", table, cut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "unexpected EOF")
+	db, err := format.Open(table)
+	require.NoError(t, err)
+	defer db.Close()
+	assert.Equal(t, 1, db.PendingUpdates(), "the cut feed applied nothing")
 }

@@ -51,7 +51,7 @@ func init() { commands = commandTable }
 
 var commandTable = []command{
 	{"account", "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", runAccount, []string{"create", "list", "show", "suspend", "activate"}},
-	{"apply", "apply an NPAC update feed (CSV: action,tn,lrn,spid,activated_at) to a table", runApply, nil},
+	{"apply", "apply NPAC update feeds (CSV: action,tn,lrn,spid,activated_at[,sv_type], or a latest-view file; .gz, .zst) to a table, each file all or nothing", runApply, nil},
 	{"build", "build a table from a source directory: build --db FILE SRC_DIR", runBuild, nil},
 	{"compact", "fold a table's pending updates into a new file, atomically", runCompact, nil},
 	{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion, []string{"bash", "zsh", "fish"}},

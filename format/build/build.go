@@ -248,7 +248,7 @@ func (b *builder) open(name string, required bool) (fs.File, *progress.Bar, io.R
 		size = st.Size()
 	}
 	bar := progress.New(b.opt.Progress, name, size)
-	r, closeZ, err := decompress(name, &countingReader{r: f, bar: bar, ctx: b.ctx})
+	r, closeZ, err := Decompress(name, &countingReader{r: f, bar: bar, ctx: b.ctx})
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, err

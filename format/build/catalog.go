@@ -76,9 +76,12 @@ func stripCompression(name string) string {
 	return name
 }
 
-// decompress wraps r in the decompressor its file name calls for. close
-// releases the decompressor.
-func decompress(name string, r io.Reader) (out io.Reader, close func(), err error) {
+// Decompress wraps r, the content of a file called name, in the
+// decompressor its name calls for: gzip for a .gz suffix, zstd for .zst,
+// none otherwise. It is the one rule for compressed files, which lnpdb
+// build and lnpdb apply share. close releases the decompressor; a stream
+// that is damaged or cut short is an error from out's Read.
+func Decompress(name string, r io.Reader) (out io.Reader, close func(), err error) {
 	switch {
 	case strings.HasSuffix(name, ".gz"):
 		z, err := gzip.NewReader(r)
@@ -139,7 +142,7 @@ func sniff(src fs.FS, name string) (Kind, error) {
 		return "", err
 	}
 	defer f.Close()
-	r, closeZ, err := decompress(name, f)
+	r, closeZ, err := Decompress(name, f)
 	if err != nil {
 		return "", fmt.Errorf("format: %w", err) // a .gz that is no gzip is damaged, not foreign
 	}
