@@ -71,7 +71,7 @@ func TestReenterAfterRetire(t *testing.T) {
 	c, _ := w.AddCarrier(Carrier{OCN: "2002", Name: "Capital Wireless", Type: "WIRELESS"})
 	rc := w.AddRateCenter(RateCenter{State: "DC", Name: "WASHINGTON", TimeZone: "America/New_York", UTCOffset: "-0500"})
 	require.True(t, w.AddBlock(202, 555, -1, BlockRow{Carrier: c, RateCenter: rc}))
-	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766))
+	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766, SVTypeNone))
 	_, err := w.WriteFile(context.Background(), path, WriteOptions{})
 	require.NoError(t, err)
 	db, err := Open(path)
