@@ -62,6 +62,9 @@ func newSite(t *testing.T) *site {
 	s.ui, err = webui.New(webui.Config{Customer: &webui.Realm{
 		SignIn: func(key string) (webui.Identity, error) {
 			rec, ok := s.engine.Authenticate(key)
+			if !ok && s.engine.Suspended(key) {
+				return webui.Identity{}, webui.ErrSuspended
+			}
 			if !ok {
 				return webui.Identity{}, webui.ErrUnknownKey
 			}
@@ -329,4 +332,26 @@ func TestSummarize(t *testing.T) {
 	for peak, want := range map[int64]int64{0: 10, 10: 10, 11: 20, 21: 50, 51: 100, 999: 1000, 1001: 2000} {
 		assert.Equal(t, want, niceCeil(peak), peak)
 	}
+}
+
+// TestSuspendedAccount: suspending the account ends its sessions at their
+// next request, and its keys no longer sign in.
+func TestSuspendedAccount(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	resp, _ := b.get(t, webui.AccountHome)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	ctx := context.Background()
+	_, err := s.store.SetStatus(ctx, s.a.ID, billing.StatusSuspended)
+	require.NoError(t, err)
+	require.NoError(t, s.engine.ReloadKeys(ctx))
+	resp, _ = b.get(t, webui.AccountHome)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, webui.AccountSignIn, resp.Header.Get("Location"))
+	resp, body := b.post(t, webui.AccountSignIn, url.Values{"key": {s.keyA}})
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, body, "suspended")
+	other := s.signIn(t, s.keyB)
+	resp, _ = other.get(t, webui.AccountHome)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "another account is not touched")
 }
