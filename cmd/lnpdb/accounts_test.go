@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	clearSettings()
-	os.Exit(testpg.Main(m))
+	code := testpg.Main(m)
+	stopBrowser()
+	os.Exit(code)
 }
 
 // clearSettings unsets the LNPDB_* variables that set flags

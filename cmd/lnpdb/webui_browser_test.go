@@ -36,7 +36,7 @@ const chromiumPath = "/usr/bin/chromium"
 // written.
 const screenshotsEnv = "LNPDB_TEST_SCREENSHOTS"
 
-// browser is one headless chromium for a test, one tab, with what the
+// browser is a test's tab of the shared headless chromium, with what the
 // pages did that a test must see: dialogs opened (a script that ran) and
 // the Content Security Policy's refusals.
 type browser struct {
@@ -46,20 +46,44 @@ type browser struct {
 	csp     []string
 }
 
+// chromium is the one headless chromium the browser tests share, started
+// by the first of them and stopped when the tests end (stopBrowser, from
+// TestMain): starting one is most of a short browser test's time.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context
+	stop func()
+	err  error
+}
+
+// stopBrowser stops the shared chromium, if a test started it.
+func stopBrowser() {
+	if chromium.stop != nil {
+		chromium.stop()
+	}
+}
+
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skip("needs a browser: Debian's chromium package (" + chromiumPath + ")")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.WindowSize(1200, 900))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // chromium refuses root with its sandbox
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	chromium.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.WindowSize(1200, 900))
+		if os.Geteuid() == 0 {
+			opts = append(opts, chromedp.NoSandbox) // chromium refuses root with its sandbox
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		chromium.ctx, chromium.stop = ctx, func() { cancel(); cancelAlloc() }
+		chromium.err = chromedp.Do(ctx)
+	})
+	require.NoError(t, chromium.err, "starting chromium")
+	// A browser context of its own: the test's cookies are its own.
+	ctx, cancel := chromedp.NewContext(chromium.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
 	b := &browser{ctx: ctx}
-	require.NoError(t, chromedp.Do(ctx), "starting chromium")
+	require.NoError(t, chromedp.Do(ctx), "opening a tab")
 	console := chromedp.Console(ctx)
 	go func() {
 		for m, err := range console {
