@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -93,6 +94,17 @@ func prepare(args []string) {
 	// Every query, through every API measured, against ported.csv.
 	if _, err := bench.Check(bench.LoadMap(recs), db, nil, q, q.Len()); err != nil {
 		fatal(err)
+	}
+	// LookupInto, which Check does not call, against Lookup, into one
+	// Result reused as the measured loops reuse it.
+	var into lrn.Result
+	for _, c := range q.Canonical {
+		for _, opt := range []lrn.Options{plain, full} {
+			r, err := lrn.Lookup(db, c, opt)
+			if errInto := lrn.LookupInto(db, c, opt, &into); errInto != err || err == nil && !reflect.DeepEqual(r, into) {
+				fatal(fmt.Errorf("LookupInto(%s, %+v) = %+v, %v; Lookup: %+v, %v", c, opt, into, errInto, r, err))
+			}
+		}
 	}
 	f, err := os.Create(*out)
 	if err != nil {
