@@ -95,7 +95,10 @@ func WriteNPAC(ctx context.Context, dir string) (NPACStats, error) {
 	pa := csv.NewWriter(bw)
 	pa.UseCRLF = true
 	fmt.Fprint(cw, "State\tNPA-NXX\tOcn\tCompany\tRateCenter\tEffectiveDate\tUse\tAssignDate\tInitial/Growth\r\n")
-	_ = pa.Write([]string{"Region", "State", "NPA", "NXX", "X", "Status", "Column7", "Column8", "Column9", "RateCenter", "Column11", "EffectiveDate", "Company", "OCN"})
+	// The Pooling Administrator's header, as the report has it.
+	_ = pa.Write([]string{"Region", "State", "NPA", "NXX", "X", "STATUS", "Code Holder", "Contaminated (Y or N)",
+		"Contaminated TNs not Available for Assignment", "Rate Center", "Block Effective Date", "Block Available Date",
+		"Assigned To", "OCN", "Date Assigned"})
 	err = eachRow(dir, FileBlocks, func(r map[string]string) error {
 		at, err := bddTime(r["activated_at"])
 		if err != nil {
@@ -113,7 +116,7 @@ func WriteNPAC(ctx context.Context, dir string) (NPACStats, error) {
 			return err
 		}
 		st.Blocks++
-		if err := pa.Write([]string{"", r["state"], r["npa"], r["nxx"], r["x"], "AS", "", "", "", r["rate_center"], "", eff, company, r["ocn"]}); err != nil {
+		if err := pa.Write([]string{"", r["state"], r["npa"], r["nxx"], r["x"], "AS", "", "", "", r["rate_center"], eff, "", company, r["ocn"], ""}); err != nil {
 			return err
 		}
 		if r["lrn"] == "" {
