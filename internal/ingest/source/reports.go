@@ -36,7 +36,7 @@ var reportColumns = map[string]string{
 	"x": "x", "block": "x", "blockid": "x", "thousandsblock": "x",
 	"ocn": "ocn", "company": "company", "companyname": "company", "ocnname": "company",
 	"assignedto": "company", // the PA block report's block holder; its "Code Holder" is the code's
-	"state": "state", "ratecenter": "ratecenter",
+	"state":      "state", "ratecenter": "ratecenter",
 	"effectivedate": "effective", "effdate": "effective", "blockeffectivedate": "effective",
 	"use": "status", "status": "status",
 }
