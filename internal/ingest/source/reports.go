@@ -35,8 +35,8 @@ var reportColumns = map[string]string{
 	"npanxx": "npanxx", "npanxxx": "npanxxx", "npa": "npa", "nxx": "nxx",
 	"x": "x", "block": "x", "blockid": "x", "thousandsblock": "x",
 	"ocn": "ocn", "company": "company", "companyname": "company", "ocnname": "company",
-	"assignedto": "company", // the PA block report's block holder; its "Code Holder" is the code's
-	"state":      "state", "ratecenter": "ratecenter",
+	// Assigned To is the PA block report's block holder; its Code Holder is the code's.
+	"assignedto": "company", "state": "state", "ratecenter": "ratecenter",
 	"effectivedate": "effective", "effdate": "effective", "blockeffectivedate": "effective",
 	"use": "status", "status": "status",
 }
