@@ -59,7 +59,7 @@ func ident(text, account string) webui.Identity {
 	return webui.Identity{KeyHash: h, KeyID: hex.EncodeToString(h[:4]), AccountID: account}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{}
 	clock := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
@@ -116,12 +116,12 @@ func newFixture(t *testing.T) *fixture {
 }
 
 type browser struct {
-	t *testing.T
+	t testing.TB
 	c *http.Client
 	f *fixture
 }
 
-func (f *fixture) browser(t *testing.T, key string) *browser {
+func (f *fixture) browser(t testing.TB, key string) *browser {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	b := &browser{t, &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, f}
