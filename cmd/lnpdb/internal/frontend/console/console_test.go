@@ -309,3 +309,28 @@ func TestScaleTop(t *testing.T) {
 		assert.InDelta(t, want, scaleTop(v), 1e-12, "%v", v)
 	}
 }
+
+// TestWithoutAccounts: a --keys deployment's console only reads: no
+// accounts or audit pages, and no link to them.
+func TestWithoutAccounts(t *testing.T) {
+	ui, err := webui.New(webui.Config{Admin: realm("admin", map[string]webui.Identity{"lnp_admin": ident("lnp_admin", "")}), SignInPerMinute: 1000})
+	require.NoError(t, err)
+	require.NoError(t, Register(ui, Config{Table: func() format.Info { return format.Info{ID: "t", Version: format.Version} }}))
+	f := &fixture{srv: httptest.NewServer(ui)}
+	t.Cleanup(f.srv.Close)
+	b := f.browser(t, "lnp_admin")
+	for _, p := range []string{Home, FrontEnds} {
+		code, page := b.get(p)
+		assert.Equal(t, http.StatusOK, code, p)
+		assert.NotContains(t, page, `href="/console/accounts"`, p)
+		assert.NotContains(t, page, `href="/console/audit"`, p)
+	}
+	_, page := b.get(FrontEnds)
+	assert.Contains(t, page, "No history is kept")
+	for _, p := range []string{Accounts, Audit} {
+		code, _ := b.get(p)
+		assert.Equal(t, http.StatusNotFound, code, p)
+	}
+	code, _ := b.post(Accounts+"/acct_x/suspend", url.Values{"csrf": {"x"}})
+	assert.Equal(t, http.StatusNotFound, code)
+}
