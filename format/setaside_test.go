@@ -44,7 +44,7 @@ func withoutCarrier3003(t *testing.T) fs.FS {
 func TestReloadSetsAsideUnknownSPID(t *testing.T) {
 	db, path := openMini(t)
 	require.NoError(t, db.Apply([]format.Update{
-		{Action: format.Add, TN: 2025550150, LRN: 6023009999, SPID: "3003"},
+		{Action: format.Add, TN: 2025550150, LRN: 6023009999, SPID: "3003", SVType: format.SVTypeVoWiFi},
 		{Action: format.Add, TN: 2025550151, LRN: 2025569000, SPID: "2002"},
 	}))
 	replacement := testdb.Build(t, withoutCarrier3003(t))
@@ -64,6 +64,10 @@ func TestReloadSetsAsideUnknownSPID(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(aside), "A,2025550150,6023009999,3003,")
 	assert.Contains(t, string(aside), `SPID "3003" not in the table`)
+	lines := strings.Split(strings.TrimSpace(string(aside)), "\n")
+	require.Len(t, lines, 2)
+	assert.Equal(t, "action,tn,lrn,spid,activated_at,seq,set_aside_at,reason,sv_type", lines[0])
+	assert.True(t, strings.HasSuffix(lines[1], `not in the table,3`), "the SV Type goes with it (NPAC 3, VoWiFi): %s", lines[1])
 
 	require.NoError(t, db.Compact(context.Background()), "compaction is not blocked")
 	assert.Zero(t, db.PendingUpdates())
@@ -96,4 +100,25 @@ func TestOpenSetsAsideUnknownSPID(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Ported.OK)
 	assert.NotEmpty(t, r.Block.Carrier.Name)
+}
+
+// TestSetAsideKeepsAnOlderFilesColumns: a set-aside file begun before it
+// had the sv_type column goes on without it, so that every row matches its
+// header.
+func TestSetAsideKeepsAnOlderFilesColumns(t *testing.T) {
+	db, path := openMini(t)
+	const old = "action,tn,lrn,spid,activated_at,seq,set_aside_at,reason\n"
+	require.NoError(t, os.WriteFile(format.SetAsidePath(path), []byte(old), 0o644))
+	require.NoError(t, db.Apply([]format.Update{{Action: format.Add, TN: 2025550150, LRN: 6023009999, SPID: "3003", SVType: format.SVTypeVoIP}}))
+	b, err := os.ReadFile(testdb.Build(t, withoutCarrier3003(t)))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".incoming", b, 0o644))
+	require.NoError(t, os.Rename(path+".incoming", path))
+	require.NoError(t, db.Reload())
+	aside, err := os.ReadFile(format.SetAsidePath(path))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(aside)), "\n")
+	require.Len(t, lines, 2)
+	assert.Equal(t, strings.Count(lines[0], ","), strings.Count(lines[1], ","), "%s", aside)
+	assert.True(t, strings.HasSuffix(lines[1], `not in the table`), lines[1])
 }

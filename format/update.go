@@ -281,20 +281,35 @@ func (db *DB) setAside(s *snapshot, aside []*overlayEntry, when string) error {
 	}
 	sortEntries(aside)
 	p := SetAsidePath(db.path)
-	f, err := db.fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := db.fs.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("format: setting updates aside: %w", err)
 	}
 	st, err := f.Stat()
 	var buf []byte
+	// The SV Type is the last column; a file begun before it had one
+	// goes on without it, so that every row matches the file's header.
+	const header = "action,tn,lrn,spid,activated_at,seq,set_aside_at,reason"
+	withSV := true
 	if err == nil && st.Size() == 0 {
-		buf = append(buf, "action,tn,lrn,spid,activated_at,seq,set_aside_at,reason\n"...)
+		buf = append(buf, header+",sv_type\n"...)
+	} else if err == nil {
+		first := make([]byte, len(header)+1)
+		n, _ := f.ReadAt(first, 0)
+		withSV = string(first[:n]) != header+"\n"
 	}
 	at := time.Now().UTC().Format(time.RFC3339)
 	for _, e := range aside {
 		u := e.u
-		buf = fmt.Appendf(buf, "%c,%d,%d,%s,%s,%d,%s,%s: SPID %q not in the table\n", u.Action, u.TN, u.LRN, u.SPID,
+		buf = fmt.Appendf(buf, "%c,%d,%d,%s,%s,%d,%s,%s: SPID %q not in the table", u.Action, u.TN, u.LRN, u.SPID,
 			strconv.FormatInt(u.ActivatedAt, 10), e.seq, at, when, u.SPID)
+		if withSV {
+			buf = append(buf, ',')
+			if u.SVType != SVTypeNone {
+				buf = strconv.AppendInt(buf, int64(u.SVType)-1, 10) // the NPAC's value
+			}
+		}
+		buf = append(buf, '\n')
 	}
 	if err == nil {
 		_, err = f.Write(buf)
