@@ -195,12 +195,13 @@ func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, p
 	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
 	}
-	if opt.Messaging {
+	switch {
+	case opt.Messaging:
 		r.Messaging = messaging.FromRecord(rec)
-	} else {
-		// Cleared outright: IsZero, a value method, would copy the
-		// struct to decide the same.
-		r.Messaging = messaging.Info{}
+	default:
+		// Cleared only when a lookup filled it, as Enhanced: a plain
+		// lookup into a reused Result does not clear an empty Info again.
+		r.Messaging.Reset()
 	}
 	return true
 }

@@ -50,3 +50,13 @@ func TestFromRecord(t *testing.T) {
 	}
 	assert.True(t, messaging.Info{}.IsZero())
 }
+
+func TestReset(t *testing.T) {
+	i := messaging.FromRecord(&format.Record{})
+	assert.False(t, i.IsZero())
+	i.Reset()
+	assert.True(t, i.IsZero())
+	assert.Equal(t, messaging.Info{}, i)
+	i.Reset()
+	assert.Equal(t, messaging.Info{}, i)
+}

@@ -66,6 +66,16 @@ type Info struct {
 // provider is not zero).
 func (i Info) IsZero() bool { return !i.present }
 
+// Reset makes *i zero when a lookup filled it (IsZero is false), and
+// leaves it alone otherwise: a plain lookup into a reused Result clears
+// it only after an answer with messaging, without IsZero's copy of the
+// struct.
+func (i *Info) Reset() {
+	if i.present {
+		*i = Info{}
+	}
+}
+
 // Result is the body of POST /api/v1/messaging: the flat form of [Info]
 // with the number it answers for.
 type Result struct {
