@@ -43,11 +43,13 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 // miss is in flight (BLOCKS' own misses overlap it), the bucket is
 // searched, and only then is the block row resolved against the
 // dictionaries, and not at all for a ported number when
-// blockUnlessPorted leaves its block out. It overwrites r whole.
+// blockUnlessPorted leaves its block out. It overwrites r whole, each
+// part once: r is the caller's (a front end's reused Route, or one it has
+// just zeroed), and clearing it first would write every pointer twice,
+// each with its write-barrier check.
 func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
-	r.Ported = Ported{}
-	r.Block = Block{}
 	if !inNANP(tn) {
+		*r = Route{}
 		return nil
 	}
 	npa, rem := tn/10000000, tn%10000000
@@ -57,18 +59,38 @@ func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	keep(touch(s.b, &q))
 	row, thousands, assigned, err := s.blockRow(npa, rem)
 	if err != nil {
-		return err
+		return failRoute(r, err)
 	}
 	if err := sec.find(s.b, &q); err != nil {
-		return err
+		return failRoute(r, err)
 	}
-	if err := s.portedOf(tn, &q, &r.Ported); err != nil {
-		return err
+	switch {
+	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
+	case q.hit:
+		if err := s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), &r.Ported); err != nil {
+			return failRoute(r, err)
+		}
+	default:
+		r.Ported = Ported{}
 	}
 	if !assigned || blockUnlessPorted && r.Ported.OK {
+		r.Block = Block{}
 		return nil
 	}
-	return s.resolveBlock(row, thousands, &r.Block)
+	if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+		return failRoute(r, err)
+	}
+	if row.lrn == 0 {
+		r.Block.LRN = "" // resolveBlock writes it only for a row with one
+	}
+	return nil
+}
+
+// failRoute clears r, which a failed getRoute may have filled in part,
+// and returns err.
+func failRoute(r *Route, err error) error {
+	*r = Route{}
+	return err
 }
 
 // portedOf fills p, which must be zero, with tn's ported record: the

@@ -22,6 +22,13 @@ func TestGetRouteAgreesWithGet(t *testing.T) {
 	for tn := uint64(2025550000); tn < 2025560000; tn += 7 {
 		tns = append(tns, tn)
 	}
+	// Every field of the Route set, as a reused one's may be: GetRoute
+	// overwrites each.
+	stale := format.Route{
+		Ported: format.Ported{OK: true, LRN: "stale", Carrier: &format.Carrier{}, ActivatedAt: 1, SVType: 1},
+		Block: format.Block{Assigned: true, Thousands: true, Carrier: &format.Carrier{}, RateCenter: &format.RateCenter{},
+			LRN: "stale", ActivatedAt: 1},
+	}
 	check := func(state string) {
 		t.Helper()
 		for _, blockUnlessPorted := range []bool{false, true} {
@@ -33,7 +40,7 @@ func TestGetRouteAgreesWithGet(t *testing.T) {
 			for _, tn := range tns {
 				want, err := db.Get(tn, f)
 				require.NoError(t, err)
-				rt = format.Route{Ported: format.Ported{OK: true, LRN: "stale"}, Block: format.Block{Assigned: true}}
+				rt = stale
 				require.NoError(t, db.GetRoute(tn, blockUnlessPorted, &rt))
 				require.Equal(t, format.Route{Block: want.Block, Ported: want.Ported}, rt, "%s: %d, block unless ported %v", state, tn, blockUnlessPorted)
 				require.Same(t, want.CurrentCarrier(), rt.CurrentCarrier())
