@@ -29,20 +29,24 @@ const batchSize = 256
 // into a table's dictionaries; the pool drops them at the next garbage
 // collections, so a closed table is not kept alive for long.
 type scratch struct {
-	tns    []uint64
-	idx    []int
-	kinds  [batchSize]uint8 // byKind's working memory
-	order  [batchSize]int   // byKind's result
-	phones []string
-	recs   []format.Record
-	routes []format.Route // without messaging: the ported record and block row alone
+	// The batch's valid numbers, n of them, and at each one's position in
+	// its chunk: fixed arrays indexed by a byte, stored to without bounds
+	// checks or write barriers.
+	tns [batchSize]uint64
+	at  [batchSize]uint8
+	n   int
+	// converted[j] is tns[j]'s canonical form when its input was in
+	// another form, else "": a canonical input is its own answer's
+	// PhoneNumber and is not copied here. Cleared as it is used.
+	converted [batchSize]string
+	kinds     [batchSize]uint8 // byKind's working memory
+	order     [batchSize]int   // byKind's result
+	recs      []format.Record
+	routes    []format.Route // without messaging: the ported record and block row alone
 }
 
 var scratchPool = sync.Pool{New: func() any {
 	return &scratch{
-		tns:    make([]uint64, 0, batchSize),
-		idx:    make([]int, 0, batchSize),
-		phones: make([]string, 0, batchSize),
 		recs:   make([]format.Record, batchSize),
 		routes: make([]format.Route, batchSize),
 	}
@@ -71,9 +75,6 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		numbers = numbers[len(chunk):]
 		base := len(out)
 		out = out[:base+len(chunk)]
-		// Indexed stores into slices of the chunk's length rather than
-		// appends: no capacity check per number.
-		tns, idx, phones := s.tns[:len(chunk)], s.idx[:len(chunk)], s.phones[:len(chunk)]
 		m := 0
 		for k, num := range chunk {
 			n, canonical, err := nanp.Parse(num)
@@ -81,41 +82,48 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 				out[base+k] = Answer{Err: err}
 				continue
 			}
+			j := uint8(m) // m <= k < batchSize
+			s.tns[j], s.at[j] = uint64(n), uint8(k)
 			if !canonical {
-				num = n.String()
+				s.converted[j] = n.String()
 			}
-			tns[m], idx[m], phones[m] = uint64(n), base+k, num
 			m++
 		}
 		if m == 0 {
 			continue
 		}
-		s.tns, s.idx, s.phones = tns[:m], idx[:m], phones[:m]
-		recs, routes := s.recs[:len(s.tns)], s.routes[:len(s.tns)]
+		s.n = m
+		tns, recs, routes := s.tns[:m], s.recs[:m], s.routes[:m]
 		var err error
 		if opt.Messaging {
-			err = db.GetMany(s.tns, f, recs)
+			err = db.GetMany(tns, f, recs)
 		} else {
-			err = db.GetRoutes(s.tns, !opt.Enhanced, routes)
+			err = db.GetRoutes(tns, !opt.Enhanced, routes)
 		}
 		if err != nil {
 			err = lookup.Error("lrn", err)
-			for _, i := range s.idx {
-				out[i] = Answer{Err: err}
+			for j := range m {
+				out[base+int(s.at[j])] = Answer{Err: err}
+				s.converted[j] = ""
 			}
 			continue
 		}
 		// Resolved kind by kind (byKind), so that resolve's branches on
 		// the kind go the same way from one number to the next.
 		for _, j := range s.byKind(recs, routes, opt.Messaging) {
-			i := s.idx[j]
-			a := &out[i]
+			k := int(s.at[j])
+			phone := chunk[k]
+			if c := s.converted[j]; c != "" {
+				phone = c
+				s.converted[j] = ""
+			}
+			a := &out[base+k]
 			a.Err = nil
 			ok := false
 			if opt.Messaging {
-				ok = resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], s.phones[j], opt)
+				ok = resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], phone, opt)
 			} else {
-				ok = resolve(&a.Result, &routes[j].Ported, &routes[j].Block, nil, s.phones[j], opt)
+				ok = resolve(&a.Result, &routes[j].Ported, &routes[j].Block, nil, phone, opt)
 			}
 			if !ok {
 				*a = Answer{Err: ErrNotFound}
@@ -126,11 +134,11 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 }
 
 // byKind returns the indexes of the batch's answers (recs', with
-// messaging, else routes', as many as s.tns) ported numbers first, then
+// messaging, else routes', as many as the batch's s.n numbers) ported numbers first, then
 // those of pooled blocks, then those of assigned codes, then the vacant
 // ones, each kind in batch order (package kindorder).
 func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging bool) []int {
-	kinds := s.kinds[:len(s.tns)]
+	kinds := s.kinds[:s.n]
 	for j := range kinds {
 		var p *format.Ported
 		var b *format.Block
