@@ -59,6 +59,13 @@
 // attempts are limited per remote address and per key
 // ([Config.SignInPerMinute], with the rate limiter of package ratelimit).
 //
+// A key holds at most [Config.MaxSessionsPerKey] sessions (8): signing in
+// once more ends its oldest. The node holds at most [Config.MaxSessions]
+// (100,000), a bound on memory: a sign-in past it ends the session unused
+// the longest rather than being refused, since a refusal would let whoever
+// holds enough keys keep every other customer out, while an eviction costs
+// its holder one more sign-in.
+//
 // Sessions are kept in this process's memory. A session is a convenience
 // for a person at a browser, not state worth a store round trip per page:
 // with several nodes behind one name, route the web interface to one node

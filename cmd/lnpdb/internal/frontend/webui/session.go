@@ -1,10 +1,11 @@
 package webui
 
 import (
+	"container/list"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -62,8 +63,10 @@ type Session struct {
 	id   [32]byte // SHA-256 of the cookie's value
 	csrf string
 
+	seen time.Time     // guarded by the table's mu
+	el   *list.Element // in the table's LRU list; guarded by its mu
+
 	mu    sync.Mutex
-	seen  time.Time
 	flash string
 }
 
@@ -86,17 +89,25 @@ func (s *Session) popFlash() string {
 	return f
 }
 
-// errFull is sign-in's error when MaxSessions are live.
-var errFull = errors.New("too many sessions")
-
 // sessions is the in-memory session table, by the SHA-256 of the cookie.
+// It holds at most perKey sessions of one key (a new sign-in ends the
+// key's oldest) and at most max in all (a new sign-in ends the session
+// unused the longest): a sign-in is never refused for want of room, so
+// that no key holder, however many addresses he signs in from, can keep
+// the others out. st.mu guards the table and every session's seen and el.
 type sessions struct {
 	idle, maxAge time.Duration
-	max          int
+	max, perKey  int
 
-	mu        sync.Mutex
-	m         map[[32]byte]*Session
-	lastSweep time.Time
+	mu    sync.Mutex
+	m     map[[32]byte]*Session
+	lru   *list.List              // of *Session, the least recently seen first
+	byKey map[[32]byte][]*Session // each key's, oldest first
+}
+
+func newSessions(idle, maxAge time.Duration, max, perKey int) *sessions {
+	return &sessions{idle: idle, maxAge: maxAge, max: max, perKey: perKey,
+		m: map[[32]byte]*Session{}, lru: list.New(), byKey: map[[32]byte][]*Session{}}
 }
 
 // token returns 32 random bytes in base64url: a session id or CSRF token.
@@ -110,17 +121,22 @@ func token() string {
 const tokenLen = 43
 
 // create makes a session with a new id and returns the cookie's value.
-func (st *sessions) create(role Role, id Identity, now time.Time) (string, *Session, error) {
+func (st *sessions) create(role Role, id Identity, now time.Time) (string, *Session) {
 	cookie := token()
 	s := &Session{Role: role, Identity: id, Created: now, id: sha256.Sum256([]byte(cookie)), csrf: token(), seen: now}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.sweep(now)
-	if len(st.m) >= st.max {
-		return "", nil, errFull
+	for len(st.byKey[id.KeyHash]) >= st.perKey {
+		st.remove(st.byKey[id.KeyHash][0])
+	}
+	for len(st.m) >= st.max {
+		st.remove(st.lru.Front().Value.(*Session))
 	}
 	st.m[s.id] = s
-	return cookie, s, nil
+	s.el = st.lru.PushBack(s)
+	st.byKey[id.KeyHash] = append(st.byKey[id.KeyHash], s)
+	return cookie, s
 }
 
 // get returns the live session of cookie, nil for none, and marks it seen.
@@ -130,25 +146,21 @@ func (st *sessions) get(cookie string, now time.Time) *Session {
 	}
 	h := sha256.Sum256([]byte(cookie))
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	s := st.m[h]
-	st.mu.Unlock()
 	if s == nil {
 		return nil
 	}
-	s.mu.Lock()
-	live := st.live(s, now)
-	if live {
-		s.seen = now
-	}
-	s.mu.Unlock()
-	if !live {
-		st.end(s)
+	if !st.live(s, now) {
+		st.remove(s)
 		return nil
 	}
+	s.seen = now
+	st.lru.MoveToBack(s.el)
 	return s
 }
 
-// live reports whether s has neither idled out nor outlived MaxAge; s.mu
+// live reports whether s has neither idled out nor outlived MaxAge; st.mu
 // is held.
 func (st *sessions) live(s *Session, now time.Time) bool {
 	return now.Sub(s.seen) < st.idle && now.Sub(s.Created) < st.maxAge && !now.Before(s.Created)
@@ -156,7 +168,7 @@ func (st *sessions) live(s *Session, now time.Time) bool {
 
 func (st *sessions) end(s *Session) {
 	st.mu.Lock()
-	delete(st.m, s.id)
+	st.remove(s)
 	st.mu.Unlock()
 }
 
@@ -164,26 +176,37 @@ func (st *sessions) end(s *Session) {
 func (st *sessions) endKey(h [32]byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for id, s := range st.m {
-		if s.KeyHash == h {
-			delete(st.m, id)
-		}
+	for len(st.byKey[h]) > 0 {
+		st.remove(st.byKey[h][0])
 	}
 }
 
-// sweep drops expired sessions, at most once a minute; st.mu is held.
-func (st *sessions) sweep(now time.Time) {
-	if now.Sub(st.lastSweep) < time.Minute {
+// remove drops s from the table, if it is there; st.mu is held.
+func (st *sessions) remove(s *Session) {
+	if st.m[s.id] != s {
 		return
 	}
-	st.lastSweep = now
-	for id, s := range st.m {
-		s.mu.Lock()
-		live := st.live(s, now)
-		s.mu.Unlock()
-		if !live {
-			delete(st.m, id)
+	delete(st.m, s.id)
+	st.lru.Remove(s.el)
+	k := st.byKey[s.KeyHash]
+	k = slices.DeleteFunc(k, func(o *Session) bool { return o == s })
+	if len(k) == 0 {
+		delete(st.byKey, s.KeyHash)
+	} else {
+		st.byKey[s.KeyHash] = k
+	}
+}
+
+// sweep drops the sessions that have idled out: they are the first of the
+// LRU list, so a sweep costs what it drops. (A session past MaxAge but in
+// use ends at its next request, or idles out.) st.mu is held.
+func (st *sessions) sweep(now time.Time) {
+	for e := st.lru.Front(); e != nil; e = st.lru.Front() {
+		s := e.Value.(*Session)
+		if now.Sub(s.seen) < st.idle && !now.Before(s.seen) {
+			return
 		}
+		st.remove(s)
 	}
 }
 

@@ -33,6 +33,7 @@ const (
 	DefaultMaxAge          = 12 * time.Hour
 	DefaultSignInPerMinute = 10
 	DefaultMaxSessions     = 100_000
+	DefaultMaxSessionsKey  = 8
 )
 
 // The paths of the foundation.
@@ -87,10 +88,12 @@ type Config struct {
 	// SignInPerMinute bounds sign-in attempts per remote address; per key
 	// (the same key text tried again) half as many, at least 1.
 	SignInPerMinute int
-	// MaxSessions bounds the live sessions; sign-in past it is refused.
-	MaxSessions int
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// MaxSessions bounds the sessions held in memory: a sign-in past it
+	// ends the session unused the longest. MaxSessionsPerKey bounds one
+	// key's sessions: a sign-in past it ends the key's oldest.
+	MaxSessions, MaxSessionsPerKey int
+	Logger                         *slog.Logger
+	Now                            func() time.Time
 }
 
 // UI is the web interface: an http.Handler for the paths [Owns] reports.
@@ -124,6 +127,9 @@ func New(cfg Config) (*UI, error) {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
+	if cfg.MaxSessionsPerKey <= 0 {
+		cfg.MaxSessionsPerKey = DefaultMaxSessionsKey
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,7 +143,7 @@ func New(cfg Config) (*UI, error) {
 	u := &UI{
 		cfg:      cfg,
 		mux:      http.NewServeMux(),
-		sessions: &sessions{idle: cfg.IdleTimeout, maxAge: cfg.MaxAge, max: cfg.MaxSessions, m: map[[32]byte]*Session{}},
+		sessions: newSessions(cfg.IdleTimeout, cfg.MaxAge, cfg.MaxSessions, cfg.MaxSessionsPerKey),
 		limiter:  ratelimit.NewMemoryLimiter(time.Minute, cfg.Now),
 		layout:   layout,
 	}
@@ -459,11 +465,7 @@ func (u *UI) signInPost(w http.ResponseWriter, r *http.Request, role Role) {
 			u.sessions.end(old)
 		}
 	}
-	cookie, _, err := u.sessions.create(role, id, u.cfg.Now())
-	if err != nil {
-		u.signInForm(w, r, role, http.StatusServiceUnavailable, "The server holds too many sessions; try again later.")
-		return
-	}
+	cookie, _ := u.sessions.create(role, id, u.cfg.Now())
 	u.setCookie(w, r, cookie, int(u.cfg.MaxAge/time.Second))
 	Redirect(w, r, homePath(role))
 }

@@ -430,12 +430,62 @@ func TestSessionEnds(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, get(), "ended by its key")
 }
 
+// At MaxSessions a sign-in is taken, and ends the session unused the
+// longest: a full table keeps no one out.
 func TestMaxSessions(t *testing.T) {
 	s := newSite(t, false, func(c *Config) { c.MaxSessions = 2 })
-	for range 2 {
-		assert.Equal(t, http.StatusSeeOther, s.signIn(t, s.browser(t), AccountSignIn, "lnp_customer").StatusCode)
+	get := func(c *http.Client) int {
+		resp, _ := s.do(t, c, http.MethodGet, AccountHome, nil)
+		return resp.StatusCode
 	}
-	assert.Equal(t, http.StatusServiceUnavailable, s.signIn(t, s.browser(t), AccountSignIn, "lnp_customer").StatusCode)
+	a, b, c := s.browser(t), s.browser(t), s.browser(t)
+	s.signIn(t, a, AccountSignIn, "lnp_customer")
+	s.signIn(t, b, AccountSignIn, "lnp_customer")
+	require.Equal(t, http.StatusOK, get(a))
+	require.Equal(t, http.StatusSeeOther, s.signIn(t, c, AccountSignIn, "lnp_other").StatusCode)
+	assert.Equal(t, http.StatusOK, get(c))
+	assert.Equal(t, http.StatusOK, get(a))
+	assert.Equal(t, http.StatusSeeOther, get(b), "unused the longest: ended")
+	assert.Equal(t, 2, s.ui.sessions.len())
+}
+
+// One key signed in from many browsers holds at most 8 sessions, its
+// newest; another key signs in as ever.
+func TestSessionsPerKey(t *testing.T) {
+	s := newSite(t, false)
+	h := sha256.Sum256([]byte("lnp_customer"))
+	count := func() int {
+		s.ui.sessions.mu.Lock()
+		defer s.ui.sessions.mu.Unlock()
+		n := 0
+		for _, sess := range s.ui.sessions.m {
+			if sess.KeyHash == h {
+				n++
+			}
+		}
+		return n
+	}
+	var browsers []*http.Client
+	for range 20 {
+		c := s.browser(t)
+		require.Equal(t, http.StatusSeeOther, s.signIn(t, c, AccountSignIn, "lnp_customer").StatusCode)
+		browsers = append(browsers, c)
+		require.LessOrEqual(t, count(), 8)
+	}
+	assert.Equal(t, 8, count())
+	for i, c := range browsers {
+		resp, _ := s.do(t, c, http.MethodGet, AccountHome, nil)
+		want := http.StatusSeeOther // ended by a newer sign-in
+		if i >= len(browsers)-8 {
+			want = http.StatusOK
+		}
+		assert.Equal(t, want, resp.StatusCode, "browser %d", i)
+	}
+	other := s.browser(t)
+	require.Equal(t, http.StatusSeeOther, s.signIn(t, other, AccountSignIn, "lnp_other").StatusCode)
+	resp, _ := s.do(t, other, http.MethodGet, AccountHome, nil)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 9, s.ui.sessions.len())
 }
 
 func TestFlash(t *testing.T) {
