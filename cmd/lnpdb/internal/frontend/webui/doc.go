@@ -17,6 +17,9 @@
 //	POST /console/sign-in       an admin key → a session, 303 to /console
 //	POST /ui/sign-out           ends the session (CSRF-checked)
 //
+// A path served with other methods than the request's is answered 405 with
+// Allow (a page, as every answer here); a path not served at all, 404.
+//
 // # The API of an area
 //
 //	ui, err := webui.New(webui.Config{Customer: &webui.Realm{...}, Admin: &webui.Realm{...}})

@@ -499,8 +499,30 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	if _, pattern := u.mux.Handler(r); pattern == "" {
+		if allow := u.allowed(r); allow != "" {
+			h.Set("Allow", allow)
+			u.Message(w, r, http.StatusMethodNotAllowed, "Method not allowed", "This page takes "+allow+", not "+r.Method+".")
+			return
+		}
 		u.Message(w, r, http.StatusNotFound, "Not found", "There is no page here.")
 		return
 	}
 	u.mux.ServeHTTP(w, r)
+}
+
+// allowed returns the methods r's path is served with ("GET, HEAD, POST"),
+// "" when none: there is no page there.
+func (u *UI) allowed(r *http.Request) string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := u.mux.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
 }

@@ -500,3 +500,26 @@ func TestFlash(t *testing.T) {
 	_, body = s.do(t, c, http.MethodGet, AccountHome, nil)
 	assert.NotContains(t, body, "flash", "shown once")
 }
+
+// A path of the web interface with a method it does not take answers 405
+// with Allow, as a page; a path it does not have, 404.
+func TestMethodNotAllowed(t *testing.T) {
+	s := newSite(t, false)
+	c := s.browser(t)
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodDelete, AccountHome, "GET, HEAD, POST"},
+		{http.MethodPut, ConsoleSignIn, "GET, HEAD, POST"},
+		{http.MethodGet, SignOutPath, "POST"},
+		{http.MethodPost, StylePath, "GET, HEAD"},
+	} {
+		resp, body := s.do(t, c, tc.method, tc.path, nil)
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.allow, resp.Header.Get("Allow"), "%s %s", tc.method, tc.path)
+		assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+		assert.Contains(t, body, "Method not allowed")
+		assert.Equal(t, CSP, resp.Header.Get("Content-Security-Policy"))
+	}
+	resp, _ := s.do(t, c, http.MethodDelete, AccountHome+"/nothing", nil)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Empty(t, resp.Header.Get("Allow"))
+}
