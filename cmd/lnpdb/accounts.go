@@ -217,13 +217,9 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tLABEL\tRPM\tCREATED\tREVOKED")
+		fmt.Fprintln(tw, "ID\tLABEL\tRPM\tCREATED\tLAST USED\tREVOKED")
 		for _, k := range keys {
-			rev := "-"
-			if !k.Revoked.IsZero() {
-				rev = k.Revoked.Format(time.RFC3339)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", k.ID, k.Label, k.Limit, k.Created.Format(time.RFC3339), rev)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, k.Label, k.Limit, k.Created.Format(time.RFC3339), timeOrDash(k.LastUsed), timeOrDash(k.Revoked))
 		}
 		return tw.Flush()
 	case "revoke":
@@ -234,6 +230,14 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s revoked %s\n", k.ID, k.Revoked.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// timeOrDash writes t in RFC 3339, or "-" for the zero time (never).
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func runWallet(ctx context.Context, e *env, args []string) error {

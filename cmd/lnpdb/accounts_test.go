@@ -124,6 +124,39 @@ func TestAccountCommands(t *testing.T) {
 	})
 }
 
+// key list shows when each key was last used, as the store records it
+// ("-": never).
+func TestKeyListLastUsed(t *testing.T) {
+	dsns(t, func(t *testing.T, dsn string) {
+		id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
+		mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--label", "used")
+		mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--label", "idle")
+		s, err := billing.Open(context.Background(), dsn)
+		require.NoError(t, err)
+		keys, err := s.Keys(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, keys, 2)
+		used := keys[0]
+		if used.Label != "used" {
+			used = keys[1]
+		}
+		at := time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC)
+		require.NoError(t, s.KeysUsed(context.Background(), map[string]time.Time{used.ID: at}))
+		s.Close()
+
+		lines := strings.Split(strings.TrimSpace(mustRun(t, "key", "list", "--accounts", dsn, "--account", id)), "\n")
+		require.Len(t, lines, 3)
+		assert.Regexp(t, `LAST USED\s+REVOKED$`, lines[0])
+		for _, l := range lines[1:] {
+			if strings.Contains(l, "used") {
+				assert.Regexp(t, `\s2026-11-20T08:30:00Z\s+-$`, l)
+			} else {
+				assert.Regexp(t, `Z\s+-\s+-$`, l, "never used, not revoked")
+			}
+		}
+	})
+}
+
 // TestAccountCommandsRefuse: bad input and unusable stores get a clear
 // error and change nothing.
 func TestAccountCommandsRefuse(t *testing.T) {
