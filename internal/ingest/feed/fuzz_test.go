@@ -40,6 +40,9 @@ func asJSON(t *testing.T, ups []format.Update) []byte {
 		if u.ActivatedAt != 0 {
 			row["activated_at"] = u.ActivatedAt
 		}
+		if u.SVType != format.SVTypeNone {
+			row["sv_type"] = int(u.SVType) - 1 // the NPAC's value: format's is one more
+		}
 		rows[i] = row
 	}
 	b, err := json.Marshal(rows)
