@@ -8,6 +8,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"io"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -54,6 +55,39 @@ func (sf storeFlags) open(ctx context.Context, needAccount bool) (billing.Store,
 	return billing.OpenIn(ctx, *sf.dsn, *sf.schema)
 }
 
+// cliAdmin returns the operator's operations on s (the admin API's and the
+// console's, package billing), and ctx carrying this command's actor, so
+// that the changes they make are audited as the OS user's on this host,
+// via "cli".
+func cliAdmin(ctx context.Context, s billing.Store) (context.Context, *billing.Admin, error) {
+	adm, err := billing.NewAdmin(billing.AdminConfig{
+		Store:     s,
+		Authorize: func(string) (string, bool) { return "", false }, // a command serves no requests
+		NewKey:    newStoreKey,
+	})
+	return billing.WithActor(ctx, cliActor()), adm, err
+}
+
+// cliActor is who runs this command: the OS user (and, under sudo, who
+// ran sudo) on this host.
+func cliActor() billing.Actor {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "uid " + strconv.Itoa(os.Getuid())
+	}
+	if su := os.Getenv("SUDO_USER"); su != "" && su != name {
+		name += " (sudo by " + su + ")"
+	}
+	host, _ := os.Hostname()
+	return billing.Actor{Key: name, Remote: host, Via: "cli", At: time.Now()}
+}
+
+// newStoreKey returns a new API key of the accounts store and its SHA-256.
+func newStoreKey() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash }
+
 // subcommand returns the subcommand args start with, one of subs, and the
 // args after it. Help asked for instead is printed to stdout and ends the
 // command with status 0; anything else is a usage error.
@@ -92,9 +126,13 @@ func runAccount(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
+	ctx, adm, err := cliAdmin(ctx, s)
+	if err != nil {
+		return err
+	}
 	switch sub {
 	case "create":
-		a, err := s.CreateAccount(ctx, *name, time.Now())
+		a, err := adm.CreateAccount(ctx, *name)
 		if err != nil {
 			return err
 		}
@@ -118,7 +156,7 @@ func runAccount(ctx context.Context, e *env, args []string) error {
 		if sub == "activate" {
 			st = billing.StatusActive
 		}
-		a, err := s.SetStatus(ctx, *sf.account, st)
+		a, err := adm.SetStatus(ctx, *sf.account, st)
 		if err != nil {
 			return err
 		}
@@ -202,10 +240,13 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
+	ctx, adm, err := cliAdmin(ctx, s)
+	if err != nil {
+		return err
+	}
 	switch sub {
 	case "new":
-		key := auth.NewKey()
-		k, err := s.AddKey(ctx, billing.KeyRecord{AccountID: *sf.account, Label: *label, Hash: auth.HashKey(key).Hash, Limit: *rpm}, time.Now())
+		k, key, err := adm.NewKey(ctx, *sf.account, *label, *rpm)
 		if err != nil {
 			return err
 		}
@@ -223,7 +264,7 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	case "revoke":
-		k, err := s.RevokeKey(ctx, *sf.account, *keyID, time.Now())
+		k, err := adm.RevokeKey(ctx, *sf.account, *keyID)
 		if err != nil {
 			return err
 		}
@@ -267,18 +308,18 @@ func runWallet(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	c, applied, err := s.Credit(ctx, *sf.account, amount, *ref, time.Now())
+	ctx, adm, err := cliAdmin(ctx, s)
 	if err != nil {
 		return err
 	}
-	a, err := s.Account(ctx, *sf.account)
+	c, err := adm.Credit(ctx, *sf.account, amount, *ref)
 	if err != nil {
 		return err
 	}
-	if applied {
-		fmt.Fprintf(e.stdout, "credited $%s to %s (ref %s); balance $%s\n", c.Amount, a.ID, c.Ref, a.Balance+a.Leased)
+	if c.Applied {
+		fmt.Fprintf(e.stdout, "credited $%s to %s (ref %s); balance $%s\n", c.Amount, c.AccountID, c.Ref, c.Balance)
 	} else {
-		fmt.Fprintf(e.stdout, "ref %s was already credited ($%s on %s): nothing changed; balance $%s\n", c.Ref, c.Amount, c.Created.Format(time.RFC3339), a.Balance+a.Leased)
+		fmt.Fprintf(e.stdout, "ref %s was already credited ($%s on %s): nothing changed; balance $%s\n", c.Ref, c.Amount, c.Created.Format(time.RFC3339), c.Balance)
 	}
 	return nil
 }
@@ -311,13 +352,17 @@ func runPrice(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
+	var prices billing.Prices
 	if sub == "set" {
-		if err := s.SetPrice(ctx, *sf.account, billing.Kind(*kind), p); err != nil {
+		ctx, adm, err := cliAdmin(ctx, s)
+		if err != nil {
 			return err
 		}
-	}
-	prices, err := s.Prices(ctx, *sf.account)
-	if err != nil {
+		prices, err = adm.SetPrice(ctx, *sf.account, billing.Kind(*kind), p)
+		if err != nil {
+			return err
+		}
+	} else if prices, err = s.Prices(ctx, *sf.account); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -121,6 +122,49 @@ func TestAccountCommands(t *testing.T) {
 		s.Close()
 		require.NoError(t, err)
 		assert.Equal(t, billing.Micros(25_500_000), a.Balance)
+	})
+}
+
+// The account, key, wallet and price commands record their changes in the
+// audit log, as the OS user on this host via "cli", as the console's and
+// the admin API's are.
+func TestAccountCommandsAudited(t *testing.T) {
+	t.Setenv("SUDO_USER", "")
+	u, err := user.Current()
+	require.NoError(t, err)
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	dsns(t, func(t *testing.T, dsn string) {
+		id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
+		mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--label", "prod", "--rpm", "60")
+		keys := mustRun(t, "key", "list", "--accounts", dsn, "--account", id)
+		keyID := strings.Fields(strings.Split(keys, "\n")[1])[0]
+		mustRun(t, "key", "revoke", "--accounts", dsn, "--account", id, "--key", keyID)
+		mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "5", "--ref", "INV-1")
+		mustRun(t, "price", "set", "--accounts", dsn, "--kind", "cnam", "--price", "0.004")
+		mustRun(t, "price", "set", "--accounts", dsn, "--account", id, "--kind", "lrn", "--price", "0.0008")
+		mustRun(t, "price", "list", "--accounts", dsn, "--account", id) // reads: not audited
+		mustRun(t, "account", "suspend", "--accounts", dsn, "--account", id)
+		mustRun(t, "account", "activate", "--accounts", dsn, "--account", id)
+
+		s, err := billing.Open(context.Background(), dsn)
+		require.NoError(t, err)
+		defer s.Close()
+		log, err := s.Audit(context.Background(), "", 0, 0)
+		require.NoError(t, err)
+		var actions []string
+		for i := len(log) - 1; i >= 0; i-- {
+			e := log[i]
+			actions = append(actions, e.Action+" "+e.Account)
+			assert.Equal(t, "cli", e.Via)
+			assert.Equal(t, u.Username, e.Key)
+			assert.Equal(t, host, e.Remote)
+		}
+		assert.Equal(t, []string{
+			billing.AuditCreate + " " + id, billing.AuditNewKey + " " + id, billing.AuditRevoke + " " + id,
+			billing.AuditCredit + " " + id, billing.AuditPrice + " ", billing.AuditPrice + " " + id,
+			billing.AuditSuspend + " " + id, billing.AuditActivate + " " + id,
+		}, actions)
 	})
 }
 

@@ -169,7 +169,7 @@ func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (*billing.Admi
 				log.Error("reloading keys after an admin change", "error", err)
 			}
 		},
-		NewKey:       func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
+		NewKey:       newStoreKey,
 		Logger:       log,
 		StoreTimeout: b.storeTimeout,
 	})

@@ -38,7 +38,7 @@ func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
 		b := s.acc
 		err := account.Register(account.Config{
 			UI: ui, Store: b.store, Engine: b.engine, API: h, DefaultLimit: s.f.limit,
-			NewKey: func() (string, [32]byte) { k := auth.NewKey(); return k, auth.HashKey(k).Hash },
+			NewKey: newStoreKey,
 			Changed: func(ctx context.Context) {
 				if err := b.engine.ReloadKeys(ctx); err != nil {
 					s.log.Error("reloading keys after a change on the account pages", "error", err)

@@ -342,8 +342,11 @@ func (a *Admin) create(r *http.Request) (int, any, error) {
 	if req.Name == nil {
 		return 0, nil, badRequest("name is required")
 	}
-	acc, err := a.cfg.Store.CreateAccount(r.Context(), *req.Name, a.cfg.Now())
-	return a.changed(r, http.StatusCreated, accountBody(acc), err)
+	acc, err := a.CreateAccount(r.Context(), *req.Name)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, accountBody(acc), nil
 }
 
 // AccountView is an account as GET /admin/v1/accounts/{id} shows it.
@@ -364,9 +367,10 @@ func (a *Admin) show(r *http.Request) (int, any, error) {
 	return http.StatusOK, AccountView{accountBody(d.Account), d.FreeLeft, d.Prices, bodies(d.Keys, keyBody), nonNil(d.Usage), bodies(d.Credits, creditBody)}, nil
 }
 
-// The operations below are the admin API's and the operator console's
-// alike: one rule for each change, whichever page or endpoint asks. A
-// change is audited as the Actor its context carries (WithActor).
+// The operations below are the admin API's, the operator console's and
+// the lnpdb account, key, wallet and price commands' alike: one rule for
+// each change, whichever page, endpoint or command asks. A change is
+// audited as the Actor its context carries (WithActor).
 
 // AccountDetail is an account with its keys, prices, credits and this
 // month's usage.
@@ -416,6 +420,31 @@ func (a *Admin) Account(ctx context.Context, id string) (AccountDetail, error) {
 		return AccountDetail{}, err
 	}
 	return d, nil
+}
+
+// CreateAccount opens an account for name.
+func (a *Admin) CreateAccount(ctx context.Context, name string) (Account, error) {
+	acc, err := a.cfg.Store.CreateAccount(ctx, name, a.cfg.Now())
+	if err == nil {
+		a.cfg.Changed(ctx)
+	}
+	return acc, err
+}
+
+// NewKey makes a key for the account id, with its own rate limit (0: the
+// server's default), and returns its record and its text: shown once,
+// stored nowhere.
+func (a *Admin) NewKey(ctx context.Context, id, label string, limit int) (KeyRecord, string, error) {
+	if limit < 0 {
+		return KeyRecord{}, "", badRequest("rate_limit must not be negative (0: the server's default)")
+	}
+	text, h := a.cfg.NewKey()
+	k, err := a.cfg.Store.AddKey(ctx, KeyRecord{AccountID: id, Label: label, Hash: h, Limit: limit}, a.cfg.Now())
+	if err != nil {
+		return KeyRecord{}, "", err
+	}
+	a.cfg.Changed(ctx)
+	return k, text, nil
 }
 
 // SetStatus suspends (StatusSuspended) or resumes (StatusActive) the
@@ -513,20 +542,11 @@ func (a *Admin) newKey(r *http.Request) (int, any, error) {
 		}
 		limit = *req.RateLimit
 	}
-	text, h := a.cfg.NewKey()
-	k, err := a.cfg.Store.AddKey(r.Context(), KeyRecord{AccountID: r.PathValue("id"), Label: req.Label, Hash: h, Limit: limit}, a.cfg.Now())
-	return a.changed(r, http.StatusCreated, NewKeyView{keyBody(k), text}, err)
-}
-
-// changed answers v with status once the store has taken a change (err
-// nil), and tells the server through Config.Changed; a failed change
-// answers err and tells nothing.
-func (a *Admin) changed(r *http.Request, status int, v any, err error) (int, any, error) {
+	k, text, err := a.NewKey(r.Context(), r.PathValue("id"), req.Label, limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	a.cfg.Changed(r.Context())
-	return status, v, nil
+	return http.StatusCreated, NewKeyView{keyBody(k), text}, nil
 }
 
 func (a *Admin) revoke(r *http.Request) (int, any, error) {

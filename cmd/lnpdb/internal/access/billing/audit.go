@@ -13,14 +13,15 @@ import (
 // account pages, is recorded in the store's audit log by the store
 // method that makes it, in the same transaction: the change and its record
 // commit together or not at all. A change is recorded when its context
-// carries an [Actor] ([WithActor]); the lnpdb account, key, wallet and
-// price commands, run on the store's host, carry none.
+// carries an [Actor] ([WithActor]): the admin API's, the console's, the
+// account pages' and the lnpdb account, key, wallet and price commands'
+// (run on the store's host, as the OS user there) all do.
 
 // Actor is who asks for a change, and from where.
 type Actor struct {
-	Key    string    // the admin key's id (auth.Key.ID: 8 hex digits of its hash), or via "account" the customer's key's (key_…)
-	Remote string    // the address the request came from
-	Via    string    // "api" (the admin API), "console", or "account" (the customer's pages)
+	Key    string    // the admin key's id (auth.Key.ID: 8 hex digits of its hash), via "account" the customer's key's (key_…), via "cli" the OS user's name
+	Remote string    // the address the request came from (via "cli": the host's name)
+	Via    string    // "api" (the admin API), "console", "account" (the customer's pages) or "cli" (the lnpdb commands)
 	At     time.Time // when the change was asked for
 }
 
