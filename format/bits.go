@@ -26,9 +26,11 @@ func loadWindow(b *[17]byte, shift uint) window {
 // branch: a Go shift by 64 or more gives 0, so of the three terms only
 // those that hold the field's bits are not 0 (w.hi<<(64-pos) is w.hi's
 // part for pos < 64, w.hi>>(pos-64) the whole field for pos >= 64), and
-// 1<<64 - 1 is the mask of a 64-bit field.
+// the mask is all ones shifted right by 64-width, a count in 0..63 (-width
+// & 63, which the compiler sees bounded and shifts by without the compare
+// and mask that a count it cannot bound costs; 1<<width - 1 did).
 func (w window) field(pos, width uint) uint64 {
-	return (w.lo>>pos | w.hi<<(64-pos) | w.hi>>(pos-64)) & (1<<width - 1)
+	return (w.lo>>pos | w.hi<<(64-pos) | w.hi>>(pos-64)) & (^uint64(0) >> (-width & 63))
 }
 
 // widthFor is the number of bits needed to store values 0..n-1 (at least 1).

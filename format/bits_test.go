@@ -174,3 +174,27 @@ func TestClusteredKeysStillFit(t *testing.T) {
 		require.Equal(t, vals[k], v)
 	}
 }
+
+// TestWindowField checks field at every position and width a window
+// holds against the bits read one by one.
+func TestWindowField(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		w := window{r.Uint64(), r.Uint64()}
+		for pos := uint(0); pos < 128; pos++ {
+			for width := uint(1); width <= 64 && pos+width <= 128; width++ {
+				var want uint64
+				for i := range width {
+					word, at := w.lo, pos+i
+					if at >= 64 {
+						word, at = w.hi, at-64
+					}
+					want |= (word >> at & 1) << i
+				}
+				if got := w.field(pos, width); got != want {
+					t.Fatalf("window %#x %#x: field(%d, %d) = %#x, want %#x", w.lo, w.hi, pos, width, got, want)
+				}
+			}
+		}
+	}
+}
