@@ -185,10 +185,11 @@ func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, p
 	r.ActivatedAt = lnpdb.Unix(at)
 	r.Ported = source == SourcePorted
 	r.Source = source
-	r.SPID = ""
+	spid := "" // one store into r, not a clear and then the OCN
 	if c != nil {
-		r.SPID = c.OCN
+		spid = c.OCN
 	}
+	r.SPID = spid
 	switch {
 	case opt.Enhanced:
 		setEnhanced(&r.Enhanced, c, sv, b.RateCenter)
