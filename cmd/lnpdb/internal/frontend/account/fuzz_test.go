@@ -7,33 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/html"
-
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/htmlshape"
 )
-
-// shape is a page's markup without its text: each tag with its attribute
-// names, in order.
-func shape(page string) (tags []string, text string) {
-	z := html.NewTokenizer(strings.NewReader(page))
-	var b strings.Builder
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return tags, b.String()
-		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			tok := z.Token()
-			s := tok.Data
-			for _, a := range tok.Attr {
-				s += " " + a.Key
-			}
-			tags = append(tags, s)
-		case html.TextToken:
-			b.Write(z.Text())
-		}
-	}
-}
 
 // FuzzPages renders every account page with a hostile string in every
 // field a customer or an operator can set — the account's name and id, a
@@ -90,8 +67,8 @@ func FuzzPages(f *testing.F) {
 			return // only markup characters change markup; NUL, CR and FF the parser rewrites
 		}
 		for i, page := range render(s) {
-			tags, text := shape(page)
-			wantTags, _ := shape(want[i])
+			tags, text := htmlshape.Of(page)
+			wantTags, _ := htmlshape.Of(want[i])
 			if !slices.Equal(tags, wantTags) {
 				t.Fatalf("page %d: %q changed the markup:\n%v\nwant\n%v", i, s, tags, wantTags)
 			}

@@ -8,31 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"golang.org/x/net/html"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/htmlshape"
 )
-
-// shape is a page's markup without its text: each tag with its attribute
-// names, in order.
-func shape(t *testing.T, page string) (tags []string, text string) {
-	t.Helper()
-	z := html.NewTokenizer(strings.NewReader(page))
-	var b strings.Builder
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return tags, b.String()
-		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			tok := z.Token()
-			s := tok.Data
-			for _, a := range tok.Attr {
-				s += " " + a.Key
-			}
-			tags = append(tags, s)
-		case html.TextToken:
-			b.Write(z.Text())
-		}
-	}
-}
 
 var fuzzFS = fstest.MapFS{"f.html": {Data: []byte(`{{define "content"}}<p>{{.Data}}</p><a href="/account/keys/{{.Data}}" title="{{.Data}}">{{.Data}}</a><input name="label" value="{{.Data}}">{{end}}`)}}
 
@@ -65,7 +42,7 @@ func FuzzLayout(f *testing.F) {
 		}
 		return b.String()
 	}
-	want, _ := shape(&testing.T{}, render(&testing.T{}, "x"))
+	want, _ := htmlshape.Of(render(&testing.T{}, "x"))
 	f.Fuzz(func(t *testing.T, s string) {
 		if !strings.ContainsAny(s, "<>\"'&") || strings.ContainsAny(s, "\x00\r\x0c") {
 			// Only markup characters can change markup; NUL, CR and FF
@@ -73,7 +50,7 @@ func FuzzLayout(f *testing.F) {
 			return
 		}
 		page := render(t, s)
-		tags, text := shape(t, page)
+		tags, text := htmlshape.Of(page)
 		if !slices.Equal(tags, want) {
 			t.Fatalf("the string %q changed the page's markup:\n%v\nwant\n%v", s, tags, want)
 		}
