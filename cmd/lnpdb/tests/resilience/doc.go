@@ -19,5 +19,5 @@
 //
 // It runs on Linux (prlimit, /proc, SIGSTOP); it skips, saying which
 // Debian package is missing, without postgresql or redis-server, and with
-// -short.
+// -short, and under -race (the binary it attacks is built without it).
 package resilience

@@ -147,6 +147,12 @@ func TestResilience(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and lnpdb serve processes")
 	}
+	if raceDetector {
+		// What is attacked is the lnpdb binary, which the suite builds
+		// without -race either way: run under -race, it would only repeat
+		// the plain run's two minutes.
+		t.Skip("the suite attacks an lnpdb binary built without -race: it runs in the test run without -race")
+	}
 	c := newCluster(t)
 	_, c.probeKey, _ = c.account(t)
 	c.everyNodeAnswers(t)
