@@ -115,7 +115,7 @@ type Server struct {
 	udp *sockets.Retrier // UDP read errors
 
 	listeners sockets.Set[io.Closer]
-	inflight  sync.WaitGroup
+	inflight  sockets.Inflight
 }
 
 // NPDI is the form of the npdi parameter a dipped Contact carries.
@@ -196,8 +196,10 @@ func (s *Server) handle(msg sip.Message) {
 		s.cfg.Metrics.Dropped(dipstat.DropDenied)
 		return
 	}
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	if !s.inflight.Enter() {
+		return // shutting down
+	}
+	defer s.inflight.Leave()
 	res := s.Respond(req)
 	if err := s.tp.WriteMsg(res); err != nil {
 		s.log.Debug("sipredirect: response not sent", "to", req.Source(), "err", err)
@@ -253,8 +255,10 @@ func (s *Server) answerDatagram(dst, datagram []byte, from net.Addr) ([]byte, bo
 	if !ok || req.IsAck() || !wellFormed(req) {
 		return dst, false
 	}
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	if !s.inflight.Enter() {
+		return dst, false // shutting down
+	}
+	defer s.inflight.Leave()
 	req.SetTransport("UDP")
 	req.SetSource(from.String())
 	w := appendWriter{dst}
@@ -323,7 +327,7 @@ func (s *Server) served(l io.Closer, err error) error {
 // for ctx to end), then closes the transport layer's connections.
 func (s *Server) Shutdown(ctx context.Context) error {
 	sockets.CloseAll(&s.listeners)
-	err := sockets.Wait(ctx, &s.inflight)
+	err := s.inflight.Wait(ctx)
 	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -387,4 +389,45 @@ func dropped(t *testing.T, reg *prometheus.Registry, proto, reason string) float
 		}
 	}
 	return 0
+}
+
+// TestShutdownWhileRequestsArrive: Shutdown closes the listener first and
+// the open connections last, so requests keep arriving on them while it
+// waits for those being answered. Each is answered or dropped; none may be
+// counted from zero while the wait runs (under -race, the WaitGroup this
+// used reported exactly that) or hold the Shutdown past its context.
+func TestShutdownWhileRequestsArrive(t *testing.T) {
+	db := testdb.Sample(t)
+	for round := range 5 {
+		s, err := New(Config{Tables: diptest.Fixed(db)})
+		require.NoError(t, err)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		served := make(chan error, 1)
+		go func() { served <- s.ServeTCP(l) }()
+		var senders sync.WaitGroup
+		for c := range 4 {
+			conn, err := net.Dial("tcp", l.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			senders.Add(1)
+			go func() {
+				defer senders.Done()
+				go io.Copy(io.Discard, conn)
+				from := conn.LocalAddr().String()
+				for i := 1; ; i++ {
+					inv := strings.Replace(invite("OPTIONS", "sip:+12025550123@example.net", from, round*100000+c*10000+i), "SIP/2.0/UDP", "SIP/2.0/TCP", 1)
+					if _, err := conn.Write([]byte(inv)); err != nil {
+						return // closed by the Shutdown
+					}
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		require.NoError(t, s.Shutdown(ctx))
+		cancel()
+		require.ErrorIs(t, <-served, ErrServerClosed)
+		senders.Wait()
+	}
 }

@@ -3,7 +3,8 @@
 // reaches every one, a Serve that starts after it refuses, and a Serve
 // that ends because of it reports the server closed rather than the error
 // closing its socket caused. The ENUM, pdb and SIP redirect servers share
-// it.
+// it, and [Inflight], the requests a Shutdown waits for while their
+// connections may still deliver more.
 //
 // It also owns what every TCP listener of the server admits ([Gate]): a
 // connection cap, an idle lifetime, an allow-list applied at accept, and
