@@ -1,13 +1,11 @@
 package sipredirect
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,37 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestSipgoLogs: what sipgo logs of a peer's doing (here, connections reset
 // by their peers, one mid-request) goes through the server's logger, at
 // Debug and tagged lib=sipgo, and nothing through slog.Default.
 func TestSipgoLogs(t *testing.T) {
-	var def syncBuffer
+	var def testio.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&def, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	var ours syncBuffer
+	var ours testio.Buffer
 	s, err := New(Config{Tables: diptest.Fixed(testdb.Sample(t)), Logger: slog.New(slog.NewJSONHandler(&ours, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
