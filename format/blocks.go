@@ -76,6 +76,22 @@ type blockIndex struct {
 	blockLayout                    // absolute offsets
 	nentry      uint32
 	nthou       uint32
+	// The code indexes' words, decoded at load: a lookup indexes them by
+	// a code index below the count (loadBlocks checks each) and an NXX,
+	// with one bounds check and no decoding.
+	words []codeWord
+	// The code entries and thousands groups, in the mapped file, each
+	// exactly as long as its count says: a lookup checks the index it
+	// read from the file against the length, and Go's own bounds check,
+	// then proven, adds nothing.
+	entryBytes, groupBytes []byte
+}
+
+// codeWord is an index word: bit NXX%64 of bits is set when the code has
+// an entry, whose index is first plus the set bits below its own.
+type codeWord struct {
+	bits  uint64
+	first uint32
 }
 
 func loadBlocks(m *region, e dirEntry, bi *blockIndex) error {
@@ -105,6 +121,13 @@ func loadBlocks(m *region, e dirEntry, bi *blockIndex) error {
 	}
 	bi.blockLayout = newBlockLayout(int64(e.offset), n, c, g)
 	bi.nentry, bi.nthou = c, g
+	b := m.Bytes()
+	bi.words = make([]codeWord, n*codeIndexSize/indexWordSize)
+	for i, p := 0, b[bi.indexes:bi.entries]; i < len(bi.words); i, p = i+1, p[indexWordSize:] {
+		bi.words[i] = codeWord{binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint32(p[8:])}
+	}
+	bi.entryBytes = b[bi.entries:bi.thou:bi.thou]
+	bi.groupBytes = b[bi.thou:bi.end:bi.end]
 	return nil
 }
 

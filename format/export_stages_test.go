@@ -2,14 +2,13 @@ package format
 
 // Stages returns a ported number's lookup in the ported section cut short
 // after each of its stages, for BenchmarkLookupStages: the bucket touched
-// (aim and touch), the entry found (and find), the ported record read (and
-// its pair's strings), and the whole route read (getRoute) without the
-// snapshot's reference taken and released around it. Each returns a value
+// (aim and touch), the entry found (and find), and the ported record read
+// (and its pair's strings). Each returns a value
 // that depends on the bytes its last stage read, for the next lookup of a
 // chain to depend on. They read the DB's current snapshot without holding
 // a reference: the caller keeps the DB open and unchanged while it uses
 // them.
-func (db *DB) Stages() (touched, found, ported, routed func(tn uint64) uint64) {
+func (db *DB) Stages() (touched, found, ported func(tn uint64) uint64) {
 	s := db.snap.Load()
 	sec := &s.num[numPorted]
 	touched = func(tn uint64) uint64 {
@@ -36,14 +35,7 @@ func (db *DB) Stages() (touched, found, ported, routed func(tn uint64) uint64) {
 		}
 		return p.ChainValue()
 	}
-	var r Route
-	routed = func(tn uint64) uint64 {
-		if s.getRoute(tn, true, &r) != nil {
-			return 0
-		}
-		return r.Ported.ChainValue()
-	}
-	return touched, found, ported, routed
+	return touched, found, ported
 }
 
 // ChainValue is what a dependent benchmark chains on for a ported record:

@@ -89,7 +89,7 @@ func TestReenterAfterRetire(t *testing.T) {
 	assert.True(t, s.mp.unmapped(), "the dropped reference was the last")
 	assert.Same(t, db.snap.Load(), s2, "the current snapshot")
 	var r Route
-	require.NoError(t, s2.getRoute(2025550123, false, &r))
+	require.NoError(t, db.GetRoute(2025550123, false, &r))
 	assert.Equal(t, "12025569000", r.Ported.LRN)
 	s2.mp.release(ref2)
 

@@ -1,6 +1,10 @@
 package format
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
 
 // Route is the part of a number's record that resolving its LRN reads
 // (CONTRACT §2): its ported record and its most specific block row. It is
@@ -23,6 +27,16 @@ func (r *Route) CurrentCarrier() *Carrier {
 // GetRoute is GetInto for the ported record alone (f is FieldPorted, with
 // BlockUnlessPorted or without), into the smaller Route, which it
 // overwrites whole.
+//
+// It is the path of every plain LRN lookup, in one frame: the bucket is
+// aimed and touched, the number's BLOCKS entries are located while that
+// miss is in flight (their own misses overlap it), the bucket is searched,
+// and only then is the block row decoded and resolved against the
+// dictionaries, and not at all for a ported number when blockUnlessPorted
+// leaves its block out. Each part of r is written once: r is the caller's
+// (a front end's reused Route, or one it has just zeroed), and clearing it
+// first would write every pointer twice, each with its write-barrier
+// check.
 func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {
@@ -31,65 +45,91 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 			return ErrClosed
 		}
 	}
-	err := s.getRoute(tn, blockUnlessPorted, r)
-	if c.drop() {
-		s.mp.lastReleased()
-	}
-	return err
-}
-
-// getRoute is get for the PORTED section alone, in one frame: the bucket
-// is aimed and touched, the number's raw block row is read while that
-// miss is in flight (BLOCKS' own misses overlap it), the bucket is
-// searched, and only then is the block row resolved against the
-// dictionaries, and not at all for a ported number when
-// blockUnlessPorted leaves its block out. It overwrites r whole, each
-// part once: r is the caller's (a front end's reused Route, or one it has
-// just zeroed), and clearing it first would write every pointer twice,
-// each with its write-barrier check.
-func (s *snapshot) getRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	if !inNANP(tn) {
-		*r = Route{}
-		return nil
+		return s.failRoute(c, r, nil)
 	}
 	npa, rem := tn/10000000, tn%10000000
 	sec := &s.num[numPorted]
 	var q probe
 	sec.aim(npa, rem, &q)
-	keep(touch(s.b, &q))
-	row, thousands, assigned, err := s.blockRow(npa, rem)
-	if err != nil {
-		return failRoute(r, err)
+	sink := touch(s.b, &q)
+	// The number's BLOCKS entries, located but not yet read: its code
+	// entry, nil when its code has none (it is vacant), and its
+	// thousands-block's entry, nil when the code has no thousands group.
+	// The code indexes are in memory; an entry or group index read from
+	// the file is checked against its part's length.
+	var (
+		code *[codeEntrySize]byte
+		thou *[thouEntrySize]byte
+	)
+	bl := &s.blocks
+	if t := bl.npa[npa]; t != noCodeTable {
+		k := rem / 1000 // NXX-X
+		nxx := k / 10
+		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
+			// In 64 bits, where no index the file holds overflows.
+			o := (uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))) * codeEntrySize
+			if o+codeEntrySize > uint64(len(bl.entryBytes)) {
+				return s.failRoute(c, r, errCorruptRecord)
+			}
+			code = (*[codeEntrySize]byte)(bl.entryBytes[o : o+codeEntrySize])
+			if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
+				o := uint64(g-1)*thouGroupSize + (k-nxx*10)*thouEntrySize
+				if o+thouEntrySize > uint64(len(bl.groupBytes)) {
+					return s.failRoute(c, r, errCorruptRecord)
+				}
+				thou = (*[thouEntrySize]byte)(bl.groupBytes[o : o+thouEntrySize])
+			}
+		}
 	}
+	keep(sink)
 	if err := sec.find(s.b, &q); err != nil {
-		return failRoute(r, err)
+		return s.failRoute(c, r, err)
 	}
 	switch {
 	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
 	case q.hit:
 		if err := s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), &r.Ported); err != nil {
-			return failRoute(r, err)
+			return s.failRoute(c, r, err)
 		}
 	default:
 		r.Ported = Ported{}
 	}
-	if !assigned || blockUnlessPorted && r.Ported.OK {
+	// The thousands entry's row when it has one, else the code entry's.
+	var e *[thouEntrySize]byte
+	thousands := false
+	if code != nil && !(blockUnlessPorted && r.Ported.OK) {
+		e = (*[thouEntrySize]byte)(code[:thouEntrySize])
+		if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
+			e, thousands = thou, true
+		}
+	}
+	if e == nil || binary.LittleEndian.Uint32(e[:]) == 0 {
 		r.Block = Block{}
-		return nil
+	} else {
+		row := decodeBlockRow(e[:])
+		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+			return s.failRoute(c, r, err)
+		}
+		if row.lrn == 0 {
+			r.Block.LRN = "" // resolveBlock writes it only for a row with one
+		}
 	}
-	if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
-		return failRoute(r, err)
-	}
-	if row.lrn == 0 {
-		r.Block.LRN = "" // resolveBlock writes it only for a row with one
+	if c.drop() {
+		s.mp.lastReleased()
 	}
 	return nil
 }
 
-// failRoute clears r, which a failed getRoute may have filled in part,
-// and returns err.
-func failRoute(r *Route, err error) error {
+// failRoute is GetRoute's return on an error, or for a number outside
+// the NANP: it clears r, which may be filled in part, releases the
+// reference on shard c, and returns err. Not inlined, as it is rare.
+//
+//go:noinline
+func (s *snapshot) failRoute(c *refShard, r *Route, err error) error {
 	*r = Route{}
+	s.mp.release(c)
 	return err
 }
 
