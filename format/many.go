@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/lnpdb/lnpdb/internal/core/kindorder"
 )
@@ -37,9 +38,9 @@ func (db *DB) getMany(tns []uint64, f Fields, recs []Record, routes []Route) err
 		return ErrClosed
 	}
 	defer s.mp.release(ref)
-	var b batch // zeroed once: a section f does not select keeps zero probes
-	b.s, b.f = s, f
-	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+	b := batchPool.Get().(*batch)
+	defer b.release()
+	b.begin(s, f)
 	for base := 0; base < len(tns); base += batchSize {
 		end := min(base+batchSize, len(tns))
 		if err := b.load(tns[base:end]); err != nil {
@@ -58,39 +59,75 @@ func (db *DB) getMany(tns []uint64, f Fields, recs []Record, routes []Route) err
 	return nil
 }
 
+// batchPool keeps batches between calls: a batch is some 16 KB, and
+// zeroing a new one for each call cost more than a stage.
+var batchPool = sync.Pool{New: func() any { return new(batch) }}
+
 // inNANP reports whether tn is a 10-digit national number a table can
 // hold; any other reads as unassigned.
 func inNANP(tn uint64) bool { return tn >= 2000000000 && tn <= 9999999999 }
 
-// batch is getBatch's working state for up to batchSize numbers.
+// The kinds of number the stages after the search tell apart, and list
+// the numbers by (batch.kinds), so that each stage goes through one kind
+// after another: its branches on the kind then go the same way from one
+// number to the next (package kindorder says why), and the decoding of
+// the most common kinds has no such branches at all.
+const (
+	kindHit  = iota // the ported section holds the number
+	kindCode        // not held; it has a code entry (or a damaged one)
+	kindNone        // neither
+	numKinds
+)
+
+// batch is getMany's working state for up to batchSize numbers.
 type batch struct {
 	s    *snapshot
 	tns  []uint64
 	f    Fields
 	lazy bool // BlockUnlessPorted with FieldPorted: a ported hit skips the block
+	// used is the sections whose probes the last call set; begin clears
+	// those the next call does not select.
+	used Fields
 
 	// q holds each selected section's probes; a section f does not select
 	// keeps zero probes (pt nil), which find and decode pass over.
 	q [numSectionCount][batchSize]probe
-	// code is each number's offset in BLOCKS: its index word after stage
-	// 1, its code entry after stage 2; 0 when it has none, -1 when its
-	// index word names an entry the section does not have.
+	// code is each number's offset in BLOCKS: after stage 1 its index
+	// word's, shifted left 6 bits, with the NXX's bit in the word's bitmap
+	// in the low 6 bits; after stage 2 its code entry's; 0 when it has
+	// none, -1 when its index word names an entry the section does not
+	// have.
 	code [batchSize]int64
 	// thou is, after stage 3, the offset of each number's thousands entry
-	// when its code is split; 0 when it is not (or the stage passed over
-	// the number), -1 when the code entry names a group the section does
-	// not have. With code, it is where decode finds the block row without
-	// walking BLOCKS again.
+	// when its code is split; 0 when it is not, -1 when the code entry
+	// names a group the section does not have. Only set for a number with
+	// a code entry whose block is to be read. With code, it is where
+	// decode finds the block row without walking BLOCKS again.
 	thou [batchSize]int64
-	// order is the batch's numbers by kind (package kindorder), after
-	// stage 3: those the ported section holds, then those with a code
-	// entry, then the rest, each kind in batch order. The stages after
-	// the search go through the numbers in this order.
-	order [batchSize]int
-	kinds [batchSize]uint8 // sortByKind's working memory
+	// kinds[k][:nkinds[k]] is, after stage 3, the batch's numbers of kind
+	// k, in batch order.
+	kinds  [numKinds][batchSize]uint8
+	nkinds [numKinds]int
 	// sink collects loads issued only to start a cache miss early
 	// ("touches"), so that the compiler keeps them.
 	sink byte
+}
+
+// begin readies a batch from the pool for a call on s selecting f.
+func (b *batch) begin(s *snapshot, f Fields) {
+	for i := range numSpecs {
+		if fl := numSpecs[i].field; b.used&fl != 0 && f&fl == 0 {
+			clear(b.q[i][:])
+		}
+	}
+	b.s, b.f, b.used = s, f, f&FieldAll
+	b.lazy = f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
+}
+
+// release returns b to the pool, without the snapshot.
+func (b *batch) release() {
+	b.s, b.tns = nil, nil
+	batchPool.Put(b)
 }
 
 // load takes up to batchSize numbers through the stages of snapshot.get,
@@ -99,26 +136,38 @@ type batch struct {
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
 //
-//  1. compute every selected section's home bucket and touch it and the
-//     bucket after it, and touch the block index word: the only misses
-//     that go to memory, all independent;
+//  1. compute every selected section's home bucket and the block index
+//     word, then touch the bucket, the bucket after it and the word: the
+//     only misses that go to memory, all independent;
 //  2. load the code entries (BLOCKS is small and mostly cached) while the
 //     buckets arrive;
-//  3. search the buckets, touch the dictionary entries the hits point at
-//     and the thousands-block entries;
-//  4. (decode, decodeRoutes) decode, from cache, reading each block row at the offsets stages 2
-//     and 3 found.
+//  3. search the buckets, list the numbers by kind, touch the dictionary
+//     entries the hits point at and the thousands-block entries;
+//  4. (decode, decodeRoutes) decode, from cache, reading each block row
+//     at the offsets stages 2 and 3 found.
 func (b *batch) load(tns []uint64) error {
 	f := b.f
-	b.tns = tns[:min(len(tns), batchSize)]
-	b.code = [batchSize]int64{}
+	tns = tns[:min(len(tns), batchSize)]
+	b.tns = tns
 
+	// The first selected section is aimed, and touched, in the loops
+	// that find and touch the index words.
+	first := -1
 	for i := range numSpecs {
-		if f&numSpecs[i].field != 0 {
-			b.touchBuckets(i)
+		if f&numSpecs[i].field == 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+			b.aimWords(i)
+		} else {
+			b.aim(i)
 		}
 	}
-	b.loadIndexWords()
+	if first < 0 {
+		b.aimWords(-1)
+	}
+	b.touch(first)
 	if err := b.loadCodeEntries(); err != nil {
 		return err
 	}
@@ -129,8 +178,10 @@ func (b *batch) load(tns []uint64) error {
 			}
 		}
 	}
-	b.sortByKind()
-	b.touchDictionaries()
+	b.byKind()
+	if f&FieldMessaging != 0 {
+		b.touchTuples()
+	}
 	if err := b.loadThousands(); err != nil {
 		return err
 	}
@@ -138,36 +189,72 @@ func (b *batch) load(tns []uint64) error {
 	return nil
 }
 
-// touchBuckets, stage 1, computes every number's home bucket in section i
-// and touches it and the bucket after it. Computing is a loop of its own so
-// that the touching loop is a few instructions per load and many loads fit
-// in the CPU's window.
-func (b *batch) touchBuckets(i int) {
-	sec, q := &b.s.num[i], &b.q[i]
-	for j, tn := range b.tns {
+// aimWords, stage 1, computes every number's home bucket in section i (-1:
+// none) and its BLOCKS index word.
+func (b *batch) aimWords(i int) {
+	tns := b.tns
+	code := b.code[:len(tns)]
+	bi := &b.s.blocks
+	var sec *numSection
+	var q []probe
+	if i >= 0 {
+		sec, q = &b.s.num[i], b.q[i][:len(tns)]
+	}
+	for j, tn := range tns {
+		c := int64(0)
+		if inNANP(tn) {
+			npa, rem := tn/10000000, tn%10000000
+			if sec != nil {
+				sec.aim(npa, rem, &q[j])
+			}
+			if t := bi.npa[npa]; t != noCodeTable {
+				nxx := rem / 10000
+				c = bi.word(t, nxx)<<6 | int64(nxx%64)
+			}
+		} else if sec != nil {
+			q[j].pt = nil
+		}
+		code[j] = c
+	}
+}
+
+// aim, stage 1, computes every number's home bucket in section i.
+func (b *batch) aim(i int) {
+	tns := b.tns
+	sec, q := &b.s.num[i], b.q[i][:len(tns)]
+	for j, tn := range tns {
 		if inNANP(tn) {
 			sec.aim(tn/10000000, tn%10000000, &q[j])
 		} else {
 			q[j].pt = nil
 		}
 	}
-	m, sink := b.s.b, b.sink
-	for j := range b.tns {
-		sink ^= touch(m, &q[j])
-	}
-	b.sink = sink
 }
 
-// loadIndexWords, stage 1, touches every number's BLOCKS index word.
-func (b *batch) loadIndexWords() {
-	m, bi, sink := b.s.m, &b.s.blocks, b.sink
-	for i, tn := range b.tns {
-		if !inNANP(tn) {
-			continue
+// touch, stage 1, touches every number's home bucket and the bucket after
+// it in each selected section, and its index word (the file's first byte
+// when it has none), section first (-1: none) with the words. Computing
+// is a loop of its own (aim, aimWords) so that the touching loops are a
+// few instructions per load and many loads fit in the CPU's window.
+func (b *batch) touch(first int) {
+	m, sink := b.s.b, b.sink
+	code := b.code[:len(b.tns)]
+	if first < 0 {
+		for _, c := range code {
+			sink ^= m[c>>6]
 		}
-		if t := bi.npa[tn/10000000]; t != noCodeTable {
-			b.code[i] = bi.word(t, tn%10000000/10000)
-			sink ^= m.At(int(b.code[i]))
+	} else {
+		q := b.q[first][:len(code)]
+		for j := range q {
+			sink ^= touch(m, &q[j]) ^ m[code[j]>>6]
+		}
+	}
+	for i := first + 1; i < numSectionCount; i++ {
+		if first >= 0 && b.f&numSpecs[i].field != 0 {
+			q := b.q[i][:len(code)]
+			for j := range q {
+				sink ^= touch(m, &q[j])
+			}
 		}
 	}
 	b.sink = sink
@@ -177,24 +264,25 @@ func (b *batch) loadIndexWords() {
 // offset and touches the entry's thousands-group field.
 func (b *batch) loadCodeEntries() error {
 	s, bi, sink := b.s, &b.s.blocks, b.sink
-	for i, tn := range b.tns {
-		off := b.code[i]
-		if off == 0 {
+	code := b.code[:len(b.tns)]
+	for j, c := range code {
+		if c == 0 {
 			continue
 		}
-		b.code[i] = 0
-		wb, ok := s.at(off, indexWordSize)
+		wb, ok := s.at(c>>6, indexWordSize)
 		if !ok {
 			return errCorruptRecord
 		}
-		switch idx, ok := entryIndex(wb, tn%10000000/10000); {
+		e := int64(0)
+		switch idx, ok := entryIndex(wb, uint64(c&63)); {
 		case !ok: // the code is not assigned
 		case idx >= bi.nentry:
-			b.code[i] = -1
+			e = -1
 		default:
-			b.code[i] = bi.entry(idx)
-			sink ^= s.m.At(int(b.code[i]) + 16)
+			e = bi.entry(idx)
+			sink ^= s.b[e+16]
 		}
+		code[j] = e
 	}
 	b.sink = sink
 	return nil
@@ -202,8 +290,8 @@ func (b *batch) loadCodeEntries() error {
 
 // findAll, stage 3, searches every number's bucket in section i.
 func (b *batch) findAll(i int) error {
-	sec, q, m := &b.s.num[i], &b.q[i], b.s.b
-	for j := range b.tns {
+	sec, q, m := &b.s.num[i], b.q[i][:len(b.tns)], b.s.b
+	for j := range q {
 		if err := sec.find(m, &q[j]); err != nil {
 			return err
 		}
@@ -211,30 +299,29 @@ func (b *batch) findAll(i int) error {
 	return nil
 }
 
-// sortByKind, stage 3, sets order: the numbers the ported section holds,
-// then those with a code entry (or a damaged one), then the rest.
-func (b *batch) sortByKind() {
-	kinds := b.kinds[:len(b.tns)]
-	for j := range kinds {
-		notHit := 1 - kindorder.Bit(b.q[numPorted][j].hit)
-		noCode := 1 - kindorder.Bit(b.code[j] != 0)
-		kinds[j] = notHit * (1 + noCode) // 0 hit, 1 code entry, 2 neither
+// byKind, stage 3, lists the numbers by kind.
+func (b *batch) byKind() {
+	var n [numKinds + 1]int
+	q := b.q[numPorted][:len(b.tns)]
+	code := b.code[:len(q)]
+	for j := range q {
+		notHit := 1 - kindorder.Bit(q[j].hit)
+		noCode := 1 - kindorder.Bit(code[j] != 0)
+		k := notHit * (1 + noCode) // kindHit, kindCode, kindNone
+		b.kinds[k][n[k]%batchSize] = uint8(j)
+		n[k]++
 	}
-	kindorder.Sort(kinds, b.order[:])
+	b.nkinds = [numKinds]int(n[:numKinds])
 }
 
-// touchDictionaries, stage 3, touches the PAIRS and MSGTUPLE entries the
-// hits point at.
-func (b *batch) touchDictionaries() {
+// touchTuples, stage 3, touches the MSGTUPLE entries the messaging hits
+// point at.
+func (b *batch) touchTuples() {
 	s, sink := b.s, b.sink
-	for _, j := range b.order[:len(b.tns)] {
-		if p := &b.q[numPorted][j]; p.hit {
-			if pi := s.num[numPorted].field(p.w, 0); pi < uint64(len(s.pairs)) {
-				sink ^= byte(s.pairs[pi].ActivatedAt)
-			}
-		}
-		if p := &b.q[numMessaging][j]; p.hit {
-			if ti := s.num[numMessaging].field(p.w, 0); ti < uint64(len(s.msgTuples)) {
+	sec := &s.num[numMessaging]
+	for _, p := range b.q[numMessaging][:len(b.tns)] {
+		if p.hit {
+			if ti := sec.field(p.w, 0); ti < uint64(len(s.msgTuples)) {
 				sink ^= byte(len(s.msgTuples[ti].Provider))
 			}
 		}
@@ -242,29 +329,49 @@ func (b *batch) touchDictionaries() {
 	b.sink = sink
 }
 
-// loadThousands, stage 3, finds the thousands entry of every number whose
-// code is split and touches it, unless the number's block is not to be
-// read.
+// loadThousands, stage 3, touches the PAIRS entries the ported hits point
+// at, and finds the thousands entry of every number whose block is to be
+// read and whose code is split, and touches it.
 func (b *batch) loadThousands() error {
-	s, bi, sink := b.s, &b.s.blocks, b.sink
-	for _, i := range b.order[:len(b.tns)] {
-		tn := b.tns[i]
-		b.thou[i] = 0
-		if b.code[i] <= 0 || b.lazy && b.q[numPorted][i].hit {
-			continue // no code entry, or a ported number whose block is not read
+	s, sink := b.s, b.sink
+	sec, q := &s.num[numPorted], &b.q[numPorted]
+	hits := b.kinds[kindHit][:b.nkinds[kindHit]]
+	for _, j := range hits {
+		if pi := sec.field(q[j].w, 0); pi < uint64(len(s.pairs)) {
+			sink ^= byte(s.pairs[pi].ActivatedAt)
 		}
-		e, ok := s.at(b.code[i], codeEntrySize)
+	}
+	b.sink = sink
+	if !b.lazy {
+		if err := b.thousandsOf(hits); err != nil {
+			return err
+		}
+	}
+	return b.thousandsOf(b.kinds[kindCode][:b.nkinds[kindCode]])
+}
+
+// thousandsOf sets thou for the numbers js.
+func (b *batch) thousandsOf(js []uint8) error {
+	s, bi, sink := b.s, &b.s.blocks, b.sink
+	for _, j := range js {
+		c := b.code[j%batchSize]
+		if c <= 0 {
+			continue // no code entry, or a damaged one, which decoding reports
+		}
+		e, ok := s.at(c, codeEntrySize)
 		if !ok {
 			return errCorruptRecord
 		}
+		t := int64(0)
 		switch g := binary.LittleEndian.Uint32(e[16:]); {
 		case g == 0: // the code is not split
 		case g > bi.nthou:
-			b.thou[i] = -1
+			t = -1
 		default:
-			b.thou[i] = bi.thousands(g, tn/1000%10)
-			sink ^= s.m.At(int(b.thou[i]))
+			t = bi.thousands(g, b.tns[j]/1000%10)
+			sink ^= s.b[t]
 		}
+		b.thou[j%batchSize] = t
 	}
 	b.sink = sink
 	return nil
@@ -273,13 +380,17 @@ func (b *batch) loadThousands() error {
 // block fills blk, which must be zero, with number j's most specific block
 // row, from the offsets the stages found: what readBlock does, without
 // walking BLOCKS again.
-func (b *batch) block(j int, blk *Block) error {
-	switch c, t := b.code[j], b.thou[j]; {
+func (b *batch) block(j uint8, blk *Block) error {
+	switch c := b.code[j%batchSize]; {
 	case c == 0:
 		return nil
-	case c < 0 || t < 0:
+	case c < 0:
 		return errCorruptRecord
 	default:
+		t := b.thou[j%batchSize]
+		if t < 0 {
+			return errCorruptRecord
+		}
 		return b.s.blockAt(c, t, blk)
 	}
 }
@@ -287,42 +398,85 @@ func (b *batch) block(j int, blk *Block) error {
 // decode, stage 4, fills out from what the stages loaded, now in cache.
 func (b *batch) decode(out []Record) error {
 	s := b.s
-	for _, j := range b.order[:len(b.tns)] {
-		tn := b.tns[j]
-		r := &out[j]
-		*r = Record{Number: tn}
-		if !inNANP(tn) {
-			continue
-		}
-		for m := b.f & FieldAll; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros8(uint8(m))
-			if err := s.decodeProbe(tn, i, &b.q[i][j], r); err != nil {
+	out = out[:len(b.tns)]
+	for k := range numKinds {
+		for _, j := range b.kinds[k][:b.nkinds[k]] {
+			tn := b.tns[j]
+			r := &out[j]
+			*r = Record{Number: tn}
+			if !inNANP(tn) {
+				continue
+			}
+			for m := b.f & FieldAll; m != 0; m &= m - 1 {
+				i := bits.TrailingZeros8(uint8(m))
+				if err := s.decodeProbe(tn, i, &b.q[i][j%batchSize], r); err != nil {
+					return err
+				}
+			}
+			if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
 				return err
 			}
-		}
-		if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
 // decodeRoutes is decode for GetRoutes: the ported record and the block
-// row alone, into out.
+// row alone, into out, each written once. Without pending updates a
+// number's kind says what it has: a hit its file record, any other none.
 func (b *batch) decodeRoutes(out []Route) error {
 	s := b.s
-	for _, j := range b.order[:len(b.tns)] {
-		tn := b.tns[j]
+	if s.ov != nil {
+		return b.decodeRoutesOverlay(out)
+	}
+	out = out[:len(b.tns)]
+	sec, q := &s.num[numPorted], &b.q[numPorted]
+	for _, j := range b.kinds[kindHit][:b.nkinds[kindHit]] {
 		r := &out[j]
-		*r = Route{}
-		if !inNANP(tn) {
-			continue
-		}
-		if err := s.portedOf(tn, &b.q[numPorted][j], &r.Ported); err != nil {
+		w := &q[j%batchSize].w
+		if err := s.portedFrom(sec.field(*w, 0), sec.field(*w, 1), &r.Ported); err != nil {
 			return err
 		}
-		if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
+		r.Block = Block{}
+		if !b.lazy {
+			if err := b.block(j, &r.Block); err != nil {
+				return err
+			}
+		}
+	}
+	for _, j := range b.kinds[kindCode][:b.nkinds[kindCode]] {
+		r := &out[j]
+		r.Ported = Ported{}
+		r.Block = Block{}
+		if err := b.block(j, &r.Block); err != nil {
 			return err
+		}
+	}
+	for _, j := range b.kinds[kindNone][:b.nkinds[kindNone]] {
+		out[j] = Route{}
+	}
+	return nil
+}
+
+// decodeRoutesOverlay is decodeRoutes when pending updates may override a
+// number's ported record, and with it whether its block is read.
+func (b *batch) decodeRoutesOverlay(out []Route) error {
+	s := b.s
+	out = out[:len(b.tns)]
+	for k := range numKinds {
+		for _, j := range b.kinds[k][:b.nkinds[k]] {
+			tn := b.tns[j]
+			r := &out[j]
+			*r = Route{}
+			if !inNANP(tn) {
+				continue
+			}
+			if err := s.portedOf(tn, &b.q[numPorted][j%batchSize], &r.Ported); err != nil {
+				return err
+			}
+			if err := b.blockOf(j, r.Ported.OK, &r.Block); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -331,10 +485,10 @@ func (b *batch) decodeRoutes(out []Route) error {
 // blockOf fills blk, which must be zero, with number j's block row unless
 // the batch reads the block only of numbers that are not ported and the
 // number is (ported says whether it is).
-func (b *batch) blockOf(j int, ported bool, blk *Block) error {
+func (b *batch) blockOf(j uint8, ported bool, blk *Block) error {
 	switch {
 	case b.lazy && ported: // the block is not to be read
-	case b.lazy && b.q[numPorted][j].hit:
+	case b.lazy && b.q[numPorted][j%batchSize].hit:
 		// A pending update took the file's port away: stage 3 passed
 		// over the number.
 		tn := b.tns[j]
