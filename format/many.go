@@ -104,6 +104,8 @@ type batch struct {
 	// a code entry whose block is to be read. With code, it is where
 	// decode finds the block row without walking BLOCKS again.
 	thou [batchSize]int64
+	// pair is, after stage 3, each hit's PAIRS index.
+	pair [batchSize]uint64
 	// kinds[k][:nkinds[k]] is, after stage 3, the batch's numbers of kind
 	// k, in batch order.
 	kinds  [numKinds][batchSize]uint8
@@ -299,19 +301,23 @@ func (b *batch) findAll(i int) error {
 	return nil
 }
 
-// byKind, stage 3, lists the numbers by kind.
+// byKind, stage 3, lists the numbers by kind. It writes every number
+// into each list at the list's end and moves on only the end of its own
+// kind's: no branch, no count to load and store.
 func (b *batch) byKind() {
-	var n [numKinds + 1]int
 	q := b.q[numPorted][:len(b.tns)]
 	code := b.code[:len(q)]
+	hits, codes, nones := &b.kinds[kindHit], &b.kinds[kindCode], &b.kinds[kindNone]
+	var nh, nc, nn uint8
 	for j := range q {
-		notHit := 1 - kindorder.Bit(q[j].hit)
-		noCode := 1 - kindorder.Bit(code[j] != 0)
-		k := notHit * (1 + noCode) // kindHit, kindCode, kindNone
-		b.kinds[k][n[k]%batchSize] = uint8(j)
-		n[k]++
+		hit := kindorder.Bit(q[j].hit)
+		withCode := kindorder.Bit(code[j] != 0) &^ hit
+		hits[nh%batchSize], codes[nc%batchSize], nones[nn%batchSize] = uint8(j), uint8(j), uint8(j)
+		nh += hit
+		nc += withCode
+		nn += 1 - hit - withCode
 	}
-	b.nkinds = [numKinds]int(n[:numKinds])
+	b.nkinds = [numKinds]int{int(nh), int(nc), int(nn)}
 }
 
 // touchTuples, stage 3, touches the MSGTUPLE entries the messaging hits
@@ -337,9 +343,11 @@ func (b *batch) loadThousands() error {
 	sec, q := &s.num[numPorted], &b.q[numPorted]
 	hits := b.kinds[kindHit][:b.nkinds[kindHit]]
 	for _, j := range hits {
-		if pi := sec.field(q[j].w, 0); pi < uint64(len(s.pairs)) {
+		pi := sec.field(q[j%batchSize].w, 0)
+		if pi < uint64(len(s.pairs)) {
 			sink ^= byte(s.pairs[pi].ActivatedAt)
 		}
+		b.pair[j%batchSize] = pi
 	}
 	b.sink = sink
 	if !b.lazy {
@@ -433,8 +441,7 @@ func (b *batch) decodeRoutes(out []Route) error {
 	sec, q := &s.num[numPorted], &b.q[numPorted]
 	for _, j := range b.kinds[kindHit][:b.nkinds[kindHit]] {
 		r := &out[j]
-		w := &q[j%batchSize].w
-		if err := s.portedFrom(sec.field(*w, 0), sec.field(*w, 1), &r.Ported); err != nil {
+		if err := s.portedFrom(b.pair[j%batchSize], sec.field(q[j%batchSize].w, 1), &r.Ported); err != nil {
 			return err
 		}
 		r.Block = Block{}
