@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/kindorder"
 	"github.com/lnpdb/lnpdb/internal/core/lookup"
@@ -29,20 +30,20 @@ const batchSize = 256
 // into a table's dictionaries; the pool drops them at the next garbage
 // collections, so a closed table is not kept alive for long.
 type scratch struct {
-	// The batch's valid numbers, n of them, and at each one's position in
-	// its chunk: fixed arrays indexed by a byte, stored to without bounds
+	// The batch's valid numbers, and at each one's position in its
+	// chunk: fixed arrays indexed by a byte, stored to without bounds
 	// checks or write barriers.
 	tns [batchSize]uint64
 	at  [batchSize]uint8
-	n   int
 	// converted[j] is tns[j]'s canonical form when its input was in
 	// another form, else "": a canonical input is its own answer's
 	// PhoneNumber and is not copied here. Cleared as it is used.
 	converted [batchSize]string
-	kinds     [batchSize]uint8 // byKind's working memory
-	order     [batchSize]int   // byKind's result
-	recs      []format.Record
-	routes    []format.Route // without messaging: the ported record and block row alone
+	// kinds[k] lists the batch's numbers of kind k (kindOf), in batch
+	// order.
+	kinds  [numKinds][batchSize]uint8
+	recs   []format.Record
+	routes []format.Route // without messaging: the ported record and block row alone
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -75,83 +76,183 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		numbers = numbers[len(chunk):]
 		base := len(out)
 		out = out[:base+len(chunk)]
-		m := 0
-		for k, num := range chunk {
-			n, canonical, err := nanp.Parse(num)
-			if err != nil {
-				out[base+k] = Answer{Err: err}
-				continue
-			}
-			j := uint8(m) // m <= k < batchSize
-			s.tns[j], s.at[j] = uint64(n), uint8(k)
-			if !canonical {
-				s.converted[j] = n.String()
-			}
-			m++
-		}
+		dst := out[base:]
+		m, conv := s.parse(chunk, dst)
 		if m == 0 {
 			continue
 		}
-		s.n = m
-		tns, recs, routes := s.tns[:m], s.recs[:m], s.routes[:m]
 		var err error
 		if opt.Messaging {
-			err = db.GetMany(tns, f, recs)
+			err = db.GetMany(s.tns[:m], f, s.recs[:m])
 		} else {
-			err = db.GetRoutes(tns, !opt.Enhanced, routes)
+			err = db.GetRoutes(s.tns[:m], !opt.Enhanced, s.routes[:m])
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			err = lookup.Error("lrn", err)
 			for j := range m {
-				out[base+int(s.at[j])] = Answer{Err: err}
+				dst[s.at[j]] = Answer{Err: err}
 				s.converted[j] = ""
 			}
-			continue
-		}
-		// Resolved kind by kind (byKind), so that resolve's branches on
-		// the kind go the same way from one number to the next.
-		for _, j := range s.byKind(recs, routes, opt.Messaging) {
-			k := int(s.at[j])
-			phone := chunk[k]
-			if c := s.converted[j]; c != "" {
-				phone = c
-				s.converted[j] = ""
-			}
-			a := &out[base+k]
-			a.Err = nil
-			ok := false
-			if opt.Messaging {
-				ok = resolve(&a.Result, &recs[j].Ported, &recs[j].Block, &recs[j], phone, opt)
-			} else {
-				ok = resolve(&a.Result, &routes[j].Ported, &routes[j].Block, nil, phone, opt)
-			}
-			if !ok {
-				*a = Answer{Err: ErrNotFound}
-			}
+		case opt.Messaging:
+			s.resolveRecords(dst, chunk, s.recs[:m], conv, opt)
+		default:
+			s.resolveRoutes(dst, chunk, s.routes[:m], conv, opt)
 		}
 	}
 	return out
 }
 
-// byKind returns the indexes of the batch's answers (recs', with
-// messaging, else routes', as many as the batch's s.n numbers) ported numbers first, then
-// those of pooled blocks, then those of assigned codes, then the vacant
-// ones, each kind in batch order (package kindorder).
-func (s *scratch) byKind(recs []format.Record, routes []format.Route, messaging bool) []int {
-	kinds := s.kinds[:s.n]
-	for j := range kinds {
-		var p *format.Ported
-		var b *format.Block
-		if messaging {
-			p, b = &recs[j].Ported, &recs[j].Block
-		} else {
-			p, b = &routes[j].Ported, &routes[j].Block
+// parse parses chunk, answering each invalid number in dst, and keeps the
+// valid ones in s; it returns how many it kept and whether any was not in
+// canonical form.
+func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
+	dst = dst[:len(chunk)]
+	for k, num := range chunk {
+		n, canonical, err := nanp.Parse(num)
+		if err != nil {
+			dst[k] = Answer{Err: err}
+			continue
 		}
-		notPorted := 1 - kindorder.Bit(p.OK)
-		notPooled := 1 - kindorder.Bit(b.LRN != "")
-		notCode := 1 - kindorder.Bit(b.Assigned)
-		kinds[j] = notPorted * (1 + notPooled*(1+notCode)) // 0 ported, 1 pooled, 2 code, 3 vacant
+		j := uint8(m) // m <= k < batchSize
+		s.tns[j], s.at[j] = uint64(n), uint8(k)
+		if !canonical {
+			s.converted[j] = n.String()
+			conv = true
+		}
+		m++
 	}
-	kindorder.Sort(kinds, s.order[:])
-	return s.order[:len(kinds)]
+	return m, conv
+}
+
+// phone returns number j's canonical form: its input (chunk's), unless
+// it was converted (conv says whether any was).
+func (s *scratch) phone(j uint8, chunk []string, conv bool) string {
+	if conv {
+		if c := s.converted[j]; c != "" {
+			s.converted[j] = ""
+			return c
+		}
+	}
+	return chunk[s.at[j]]
+}
+
+// The kinds of answer, in the order LookupMany resolves them: kind by
+// kind, so that the branches on the kind go the same way from one number
+// to the next (package kindorder), and a plain answer is set with none.
+const (
+	kindPorted = iota
+	kindPooled
+	kindCode
+	kindVacant
+	numKinds
+)
+
+// kindBits returns, for a number with ported record p and block row b,
+// 1 for the kind of its answer and 0 for the others, without a branch.
+func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code, vacant uint8) {
+	ported = kindorder.Bit(p.OK)
+	pooled = kindorder.Bit(b.LRN != "") &^ ported
+	code = kindorder.Bit(b.Assigned) &^ (ported | pooled)
+	return ported, pooled, code, 1 - ported - pooled - code
+}
+
+// resolveRoutes answers, into dst, the batch's numbers from their routes.
+func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Route, conv bool, opt Options) {
+	// Each number is written into every list, at the list's end; only
+	// the end of its own kind's moves on: no branch, no count to load
+	// and store.
+	var np, nl, nc, nv uint8
+	for j := range routes {
+		ported, pooled, code, vacant := kindBits(&routes[j].Ported, &routes[j].Block)
+		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
+		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
+		np += ported
+		nl += pooled
+		nc += code
+		nv += vacant
+	}
+	n := [numKinds]uint8{np, nl, nc, nv}
+	if opt.Enhanced {
+		for k := range kindVacant {
+			for _, j := range s.kinds[k][:n[k]] {
+				rt, a := &routes[j], &dst[s.at[j]]
+				a.Err = nil
+				resolve(&a.Result, &rt.Ported, &rt.Block, nil, s.phone(j, chunk, conv), opt)
+			}
+		}
+	} else {
+		for _, j := range s.kinds[kindPorted][:n[kindPorted]] {
+			p := &routes[j].Ported
+			dst[s.at[j]].setPlain(p.LRN, lnpdb.Unix(p.ActivatedAt), SourcePorted, p.Carrier, s.phone(j, chunk, conv))
+		}
+		for _, j := range s.kinds[kindPooled][:n[kindPooled]] {
+			b := &routes[j].Block
+			dst[s.at[j]].setPlain(b.LRN, lnpdb.Unix(b.ActivatedAt), SourcePooled, b.Carrier, s.phone(j, chunk, conv))
+		}
+		for _, j := range s.kinds[kindCode][:n[kindCode]] {
+			phone := s.phone(j, chunk, conv)
+			dst[s.at[j]].setPlain(phone, lnpdb.Time{}, SourceCode, routes[j].Block.Carrier, phone)
+		}
+	}
+	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
+		s.phone(j, chunk, conv)
+		a := &dst[s.at[j]]
+		a.setPlain("", lnpdb.Time{}, 0, nil, "") // cleared field by field: see resolve
+		a.Err = ErrNotFound
+	}
+}
+
+// setPlain sets a to a plain lookup's answer (no enhanced or messaging
+// data), as resolve does, from its parts: the LRN, its activation, its
+// source, the current carrier and the number's canonical form. Each
+// field is written once.
+func (a *Answer) setPlain(lrn string, at lnpdb.Time, source Source, c *format.Carrier, phone string) {
+	a.LRN = lrn
+	a.PhoneNumber = phone
+	a.ActivatedAt = at
+	a.Ported = source == SourcePorted
+	a.Source = source
+	spid := ""
+	if c != nil {
+		spid = c.OCN
+	}
+	a.SPID = spid
+	if a.Enhanced.present {
+		a.Enhanced = Enhanced{}
+	}
+	a.Messaging.Reset()
+	a.Err = nil
+}
+
+// resolveRecords answers, into dst, the batch's numbers from their
+// records (with messaging).
+func (s *scratch) resolveRecords(dst []Answer, chunk []string, recs []format.Record, conv bool, opt Options) {
+	// Each number is written into every list, at the list's end; only
+	// the end of its own kind's moves on: no branch, no count to load
+	// and store.
+	var np, nl, nc, nv uint8
+	for j := range recs {
+		ported, pooled, code, vacant := kindBits(&recs[j].Ported, &recs[j].Block)
+		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
+		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
+		np += ported
+		nl += pooled
+		nc += code
+		nv += vacant
+	}
+	n := [numKinds]uint8{np, nl, nc, nv}
+	for k := range kindVacant {
+		for _, j := range s.kinds[k][:n[k]] {
+			rec, a := &recs[j], &dst[s.at[j]]
+			a.Err = nil
+			resolve(&a.Result, &rec.Ported, &rec.Block, rec, s.phone(j, chunk, conv), opt)
+		}
+	}
+	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
+		s.phone(j, chunk, conv)
+		a := &dst[s.at[j]]
+		a.setPlain("", lnpdb.Time{}, 0, nil, "") // cleared field by field: see resolve
+		a.Err = ErrNotFound
+	}
 }
