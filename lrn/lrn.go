@@ -1,6 +1,8 @@
 package lrn
 
 import (
+	"time"
+
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/lookup"
@@ -122,31 +124,39 @@ func Lookup(db *format.DB, number string, opt Options) (Result, error) {
 // stack, in its connection) saves both.
 func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	if opt.Messaging {
-		var rec format.Record
-		number, err := lookup.Get(db, number, opt.fields(), "lrn", &rec)
-		if err != nil {
-			return err
-		}
-		if !resolve(r, &rec.Ported, &rec.Block, &rec, number, opt) {
-			return ErrNotFound
-		}
-		return nil
+		return lookupRecord(db, number, opt, r)
 	}
 	// Without messaging only the ported record and the block row are
-	// read, into a Route: a third of a Record to clear and fill. resolve
-	// writes nothing to r when it finds the number vacant.
-	n, canonical, err := nanp.Parse(number)
-	if err != nil {
-		return err
+	// read, into a Route: a third of a Record to clear and fill.
+	n, canonical := nanp.ParseCanonical(number)
+	if !canonical {
+		var err error
+		if n, _, err = nanp.Parse(number); err != nil {
+			return err
+		}
 	}
 	var rt format.Route
 	if err := db.GetRoute(uint64(n), !opt.Enhanced, &rt); err != nil {
 		return lookup.Error("lrn", err)
 	}
-	if number, err = lookup.Answered(number, n, canonical, rt.Ported.OK || rt.Block.Assigned); err != nil {
+	if !rt.Ported.OK && !rt.Block.Assigned {
+		return ErrNotFound // before number's canonical form, which allocates
+	}
+	if !canonical {
+		number = n.String()
+	}
+	resolve(r, &rt.Ported, &rt.Block, nil, number, opt)
+	return nil
+}
+
+// lookupRecord is LookupInto with messaging: the whole Record is read.
+func lookupRecord(db *format.DB, number string, opt Options, r *Result) error {
+	var rec format.Record
+	number, err := lookup.Get(db, number, opt.fields(), "lrn", &rec)
+	if err != nil {
 		return err
 	}
-	if !resolve(r, &rt.Ported, &rt.Block, nil, number, opt) {
+	if !resolve(r, &rec.Ported, &rec.Block, &rec, number, opt) {
 		return ErrNotFound
 	}
 	return nil
@@ -158,40 +168,64 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 // vacant, having written nothing to r. It overwrites r whole, so that LookupMany
 // can reuse a caller's slice without clearing it first.
 func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, phone string, opt Options) bool {
-	c, sv := b.Carrier, format.SVTypeNone
-	if p.OK {
-		c, sv = p.Carrier, p.SVType
-	}
 	var (
 		lrn    string
 		at     int64
 		source Source
+		c      *format.Carrier // the current carrier
 	)
 	switch {
 	case p.OK:
-		lrn, at, source = p.LRN, p.ActivatedAt, SourcePorted
+		lrn, at, source, c = p.LRN, p.ActivatedAt, SourcePorted, p.Carrier
 	case b.LRN != "":
-		lrn, at, source = b.LRN, b.ActivatedAt, SourcePooled
+		lrn, at, source, c = b.LRN, b.ActivatedAt, SourcePooled, b.Carrier
 	case b.Assigned:
-		lrn, source = phone, SourceCode
+		lrn, source, c = phone, SourceCode, b.Carrier
 	default:
 		return false
+	}
+	// lnpdb.Unix, which is too large to be inlined: its call would cost
+	// this function a frame's spills.
+	var t lnpdb.Time
+	if at != 0 {
+		t.Time = time.Unix(at, 0).UTC()
+	}
+	spid := "" // one store into r, not a clear and then the OCN
+	if c != nil {
+		spid = c.OCN
 	}
 	// Field by field rather than *r = Result{...}: the composite literal
 	// zeroes and copies the whole struct, a third of the cost of a cached
 	// lookup.
 	r.LRN = lrn
 	r.PhoneNumber = phone
-	r.ActivatedAt = lnpdb.Unix(at)
+	r.ActivatedAt = t
+	r.SPID = spid
 	r.Ported = source == SourcePorted
 	r.Source = source
-	spid := "" // one store into r, not a clear and then the OCN
-	if c != nil {
-		spid = c.OCN
+	// Enhanced and Messaging apart, in a call that a plain lookup into a
+	// Result without Enhanced skips, and with it the spills that a call
+	// costs this function.
+	if opt.Enhanced || opt.Messaging || r.Enhanced.present {
+		resolveMore(r, p, b, rec, c, opt)
+	} else {
+		// Cleared only when a lookup filled it, as Enhanced: a plain
+		// lookup into a reused Result does not clear an empty Info again.
+		r.Messaging.Reset()
 	}
-	r.SPID = spid
+	return true
+}
+
+// resolveMore is resolve for r's Enhanced and Messaging: it fills each one
+// that opt asks for and clears one that it does not (a reused Result's)
+// when a lookup filled it; c is the number's current carrier.
+func resolveMore(r *Result, p *format.Ported, b *format.Block, rec *format.Record, c *format.Carrier, opt Options) {
 	switch {
 	case opt.Enhanced:
+		sv := format.SVTypeNone
+		if p.OK {
+			sv = p.SVType
+		}
 		setEnhanced(&r.Enhanced, c, sv, b.RateCenter)
 	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
@@ -204,5 +238,4 @@ func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, p
 		// lookup into a reused Result does not clear an empty Info again.
 		r.Messaging.Reset()
 	}
-	return true
 }

@@ -5,15 +5,17 @@ import (
 	"unsafe"
 )
 
-// parseCanonical parses the canonical form, 1NXXNXXXXXX, and reports false
+// ParseCanonical parses the canonical form, 1NXXNXXXXXX, and reports false
 // for anything else, including a canonical-looking number that breaks a
-// NANP rule: Parse then takes the general path, which says why. It is the
-// form softswitches and REST bodies send, so it is parsed without a loop
-// or a branch per digit (SWAR): the ten digits after the 1 are read as two
+// NANP rule: Parse then takes the general path, which says why. A lookup's
+// hot path calls it first and Parse only when it reports false: it is a
+// leaf, with no frame, where Parse adds a call. It is the form softswitches
+// and REST bodies send, so it is parsed without a loop or a branch per
+// digit (SWAR): the ten digits after the 1 are read as two
 // overlapping little-endian words, bytes 1–8 and 3–10, checked for digits
 // and against the NANP rules a whole word at a time, and the second word's
 // eight digits are combined by multiply-shift.
-func parseCanonical(s string) (Number, bool) {
+func ParseCanonical(s string) (Number, bool) {
 	if len(s) != 11 || s[0] != '1' {
 		return 0, false
 	}

@@ -134,11 +134,11 @@ func FuzzParseCanonical(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		fast, ok := parseCanonical(s)
+		fast, ok := ParseCanonical(s)
 		slow, canonical, err := parse(s)
 		want := err == nil && canonical
 		if ok != want || ok && fast != slow {
-			t.Fatalf("parseCanonical(%q) = %v, %v; the general path: %v, canonical %v, %v", s, fast, ok, slow, canonical, err)
+			t.Fatalf("ParseCanonical(%q) = %v, %v; the general path: %v, canonical %v, %v", s, fast, ok, slow, canonical, err)
 		}
 	})
 }

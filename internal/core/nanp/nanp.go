@@ -106,7 +106,7 @@ type text interface{ ~string | ~[]byte }
 //
 // Parse allocates nothing. Every error matches [ErrInvalid].
 func Parse(s string) (n Number, canonical bool, err error) {
-	if n, ok := parseCanonical(s); ok {
+	if n, ok := ParseCanonical(s); ok {
 		return n, true, nil
 	}
 	return parse(s)

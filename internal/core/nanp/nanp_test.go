@@ -307,10 +307,10 @@ func TestParseCanonicalEveryCode(t *testing.T) {
 			buf[1+i] = byte('0' + v)
 		}
 		s := string(buf)
-		fast, ok := parseCanonical(s)
+		fast, ok := ParseCanonical(s)
 		slow, canonical, err := parse(s)
 		if ok != (err == nil && canonical) || ok && fast != slow {
-			t.Fatalf("parseCanonical(%q) = %v, %v; the general path: %v, %v, %v", s, fast, ok, slow, canonical, err)
+			t.Fatalf("ParseCanonical(%q) = %v, %v; the general path: %v, %v, %v", s, fast, ok, slow, canonical, err)
 		}
 	}
 }
