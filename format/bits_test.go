@@ -50,7 +50,7 @@ func packedSection(t *testing.T, r *rand.Rand, keys []uint64, widths []uint) (*n
 	require.Len(t, b, int(pt.nphys*bucketBytes))
 	b = append(b, make([]byte, bucketSlack)...)
 	sec := &numSection{id: "TEST", keys: uint64(len(keys)), layout: l}
-	pt.base = 0
+	pt.place(0)
 	sec.parts[212] = pt
 	return sec, b, vals
 }

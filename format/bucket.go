@@ -10,24 +10,35 @@ import (
 // number alone: a lookup's first memory access is the cache line that
 // holds the answer. The number's remainder within its NPA is permuted
 // (permute is a bijection on 23 bits), the permuted value's place in
-// [0, 2^23) picks the home bucket, and the entry stores only the offset of
-// the permuted value within the home bucket's share of that range (the
-// quotient is the bucket's index, so it is not stored). Every key bit is
-// kept, so answers are exact: a number that is not in the section matches
-// no entry. Entries are placed in ascending permuted order; an entry that
+// [0, 2^23) picks the home bucket, and the entry stores only the key's
+// place within the home bucket's share of that range (the bucket's index
+// says the rest, so it is not stored). Both come from one multiplication,
+// x*B for B home buckets: its bits from 23 up are the home, and the bits
+// below, shifted right as far as keeps them distinct, are the key's place,
+// its fraction. Every key bit is kept, so answers are exact: a number that
+// is not in the section matches no entry. Entries are placed in ascending permuted order; an entry that
 // does not fit in its home bucket goes to the next bucket with room and
 // records how far it went, and its home bucket's overflow flag sends a
 // lookup on.
+//
+// An entry's key part (offset and displacement) is split: its low 8 bits,
+// the tag, sit in a byte array after the bucket's header, one byte a slot,
+// and the rest before the entry's fields. A lookup compares its tag with
+// eight slots' tags at once (SWAR) and reads only the entries whose tag
+// matches, rather than walking every entry's bits; the split costs no
+// bits, only the rounding of a key part shorter than a byte up to one.
 
 const (
 	bucketBytes = 64
 	// bucketHeaderBits is the header byte: bits 0-5 the number of entries,
 	// bit 7 set when entries whose home this is continue in later buckets.
+	// The slots' tags follow it, a byte each, then the entries.
 	bucketHeaderBits = 8
-	bucketBits       = bucketBytes*8 - bucketHeaderBits // bits for entries
+	bucketBits       = bucketBytes*8 - bucketHeaderBits // bits for tags and entries
 	maxSlots         = 63                               // what 6 bits count
 	overflowFlag     = 0x80
 	slotMask         = 0x3f
+	tagBits          = 8
 	// bucketSlack is the zero bytes after a section's last bucket, so that
 	// the line after any bucket (touch) and a window read at any entry
 	// (eachEntry) stay inside the section.
@@ -76,17 +87,19 @@ func oddInverse(a uint64) uint64 {
 	return inv & permMask
 }
 
-// bucketStart is the first permuted value whose home is bucket h of nb.
-func bucketStart(h, nb uint64) uint64 { return (h<<permBits + nb - 1) / nb }
-
 // homeOf is the home bucket of permuted value x in a table of nb buckets.
 func homeOf(x, nb uint64) uint64 { return x * nb >> permBits }
 
-// remBits is how many bits an entry needs for its key's offset within
-// its home bucket's share of [0, 2^23).
-func remBits(nb uint64) uint {
-	span := (1<<permBits + nb - 1) / nb
-	return widthFor(int(span))
+// fracShift is how far the low 23 bits of x*nb are shifted right to give
+// x's fraction: the largest s with 2^s <= nb. The keys of one home give
+// values of x*nb that are nb apart, so their fractions stay distinct, in
+// 23-s bits (at least 1).
+func fracShift(nb uint64) uint { return min(uint(bits.Len64(nb))-1, permBits-1) }
+
+// fraction is x's home bucket in a table of nb buckets and its fraction.
+func fraction(x, nb uint64, shift uint) (h, f uint64) {
+	p := x * nb
+	return p >> permBits, p & permMask >> (shift & 63)
 }
 
 // part is one NPA's table, with its entry layout.
@@ -95,16 +108,24 @@ type part struct {
 	nb    uint64 // home buckets
 	nphys uint64 // buckets, home buckets and the overflow past them
 	base  int64  // absolute offset of bucket 0
-	rbits uint   // key offset bits
+	rbits uint   // fraction bits
 	dbits uint   // displacement bits
-	width uint   // entry bits: key offset, displacement, fields
 	slots uint64 // entries a bucket holds
-	// What find compares, worked out once: the key part's bits (offset
-	// and displacement) and its mask, and the displacement bits, which
-	// find inverts so that a bucket's key parts ascend.
-	kbits uint
-	kmask uint64
-	flip  uint64
+	// What aim and find use, worked out once: the fraction's shift, the
+	// key part's bits (fraction and displacement) and its displacement
+	// bits (which find inverts so that a bucket's key parts ascend), the
+	// key part's bits in an entry (all but the tag's 8) and their mask,
+	// an entry's bits (those and the fields), the bit at which slot 0's
+	// entry starts, after the header and the tags, and the offset of the
+	// last bucket.
+	fshift uint
+	kbits  uint
+	flip   uint64
+	hbits  uint
+	hmask  uint64
+	width  uint
+	ebase  uint
+	last   int64
 }
 
 // partLayout computes the entry layout of a table of nb home buckets with
@@ -112,34 +133,52 @@ type part struct {
 // entry does not fit in a bucket.
 func partLayout(nb uint64, dbits, payload uint) (p part, ok bool) {
 	p.nb, p.dbits = nb, dbits
-	p.rbits = remBits(nb)
-	p.width = p.rbits + dbits + payload
-	if p.width == 0 || p.width > bucketBits {
+	p.fshift = fracShift(nb)
+	p.rbits = permBits - p.fshift
+	p.kbits = p.rbits + dbits
+	p.flip = (1<<dbits - 1) << p.rbits
+	p.hbits = max(p.kbits, tagBits) - tagBits
+	p.hmask = 1<<p.hbits - 1
+	p.width = p.hbits + payload
+	if p.width+tagBits > bucketBits {
 		return p, false
 	}
-	p.slots = min(maxSlots, uint64(bucketBits/p.width))
-	p.kbits = p.rbits + dbits
-	p.kmask = 1<<p.kbits - 1
-	p.flip = (1<<dbits - 1) << p.rbits
+	p.slots = min(maxSlots, uint64(bucketBits/(p.width+tagBits)))
+	p.ebase = bucketHeaderBits + tagBits*uint(p.slots)
 	return p, true
 }
 
-// keyPart is what an entry stores of a key (its offset within its home
-// bucket's range) and how far from home it sits.
-func (pt *part) keyPart(rem, disp uint64) uint64 { return rem | disp<<pt.rbits }
+// keyPart is what an entry stores of a key of fraction f and how far from
+// its home bucket it sits. Its low 8 bits are the slot's tag, the rest
+// the entry's first hbits.
+func (pt *part) keyPart(f, disp uint64) uint64 { return f | disp<<pt.rbits }
+
+// keyOf is the permuted value of home bucket h with fraction f; ok is
+// false when there is none: the one multiple of nb, if any, among the
+// values of x*nb that give them.
+func (pt *part) keyOf(h, f uint64) (x uint64, ok bool) {
+	lo := h<<permBits | f<<pt.fshift
+	x = (lo + pt.nb - 1) / pt.nb
+	return x, x < 1<<permBits && x*pt.nb < lo+1<<pt.fshift
+}
+
+// place sets the offset of the table's first bucket, and so its last's.
+func (pt *part) place(base int64) {
+	pt.base = base
+	pt.last = base + int64(pt.nphys-1)*bucketBytes
+}
 
 // entryBit is the bit at which slot i's entry starts within its bucket.
-func (pt *part) entryBit(i uint64) uint { return bucketHeaderBits + uint(i)*pt.width }
+func (pt *part) entryBit(i uint64) uint { return pt.ebase + uint(i)*pt.width }
 
 // probe is one number's lookup in a per-number section, in stages so that
 // a caller can start the memory accesses of several sections (or several
 // numbers) before it waits for any of them: aim computes the bucket, touch
 // loads its first byte (starting the cache miss), find reads the entry.
 type probe struct {
-	pt  *part // nil: the number cannot be in the section
-	off int64 // the home bucket's offset
-	x   uint64
-	h   uint64 // home bucket
+	pt  *part  // nil: the number cannot be in the section
+	off int64  // the home bucket's offset
+	f   uint64 // the key's fraction
 	hit bool   // a batch's find found the number; its fields are w
 	w   window // the entry's fields, from their first bit
 }
@@ -153,68 +192,86 @@ func (s *numSection) aim(npa, rem uint64, q *probe) {
 		return
 	}
 	q.pt = pt
-	q.x = permute(rem - keyBase)
-	q.h = homeOf(q.x, pt.nb)
-	q.off = pt.base + int64(q.h)*bucketBytes
+	h, f := fraction(permute(rem-keyBase), pt.nb, pt.fshift)
+	q.f = f
+	q.off = pt.base + int64(h)*bucketBytes
 }
 
 // find looks an aimed probe's key up in its home bucket and, when the
 // bucket says so, the buckets after it; it sets q.hit, and q.w to the
 // entry's fields.
 //
+// In each bucket it compares the key part's tag with eight slots' tags at
+// a time: x, the tags xor the key's tag in every byte, has a zero byte
+// where they are equal, and ^((x&0x7f…7f + 0x7f…7f) | x) & 0x80…80 sets
+// the high bit of exactly those bytes (the sum carries into a byte's high
+// bit when its low seven bits are not all zero, and never into the next
+// byte; the subtracting form, a bit shorter, also flags a byte just above
+// a zero one, which would be a slot with the wrong tag). Only a slot whose
+// tag matches has its entry read, to compare the rest of the key part; a
+// key a bucket holds matches in exactly one slot, as entries are
+// distinct.
+//
 // A bucket's entries are in ascending permuted order: those of earlier
-// homes (a larger displacement) first, then the home's own by offset, then
-// later homes'. With the displacement bits inverted (flip), an entry's key
-// part orders them exactly so, and the scan is one comparison an entry: a
-// smaller value is an earlier home's key or a smaller key of this home
-// (go on), an equal one is the key, a larger one means it is not stored.
+// homes (a larger displacement) first, then the home's own by fraction,
+// then later homes'. With the displacement bits inverted (flip), key parts
+// order them exactly so. A key not in a bucket can be in the next only
+// when the bucket is full and its last entry comes before the key (and,
+// in the home bucket, when its overflow flag says that some of its
+// entries went on).
 func (s *numSection) find(m []byte, q *probe) error {
 	q.hit = false
 	pt := q.pt
 	if pt == nil {
 		return nil
 	}
-	width, kmask, flip := pt.width, pt.kmask, pt.flip
-	rem := q.x - bucketStart(q.h, pt.nb)
+	kp := pt.keyPart(q.f, 0) // the displacement is added as find goes on
 	off := q.off
-	end := pt.base + int64(pt.nphys)*bucketBytes
-	for disp := uint64(0); ; disp++ {
+	for {
 		// The bucket and the line after it (the next bucket, or the
-		// section's slack): each entry is read with an unaligned load at
-		// its first byte, which is inside the bucket (slots*width fits in
-		// its bits, so the mask of the byte offset changes nothing and
-		// only spares a bounds check), and no 8-byte key load or 17-byte
-		// fields window reaches past the second line. Bits beyond an
-		// entry are the next entry's or bucket's; the masks drop them.
+		// section's slack): every load below starts inside the bucket
+		// (the masks of the byte offsets change nothing and spare the
+		// bounds checks), and none reaches past the second line. Bytes
+		// and bits past the bucket's count are dropped by the masks.
 		b := m[off : off+2*bucketBytes : off+2*bucketBytes]
-		hdr := b[0]
-		cnt := uint(hdr & slotMask)
-		if uint64(cnt) > pt.slots {
+		hdr := uint64(b[0])
+		cnt := hdr & slotMask
+		if cnt > pt.slots {
 			return errCorruptRecord
 		}
-		want := pt.keyPart(rem, disp) ^ flip
-		stop := bucketHeaderBits + cnt*width
-		for bit := uint(bucketHeaderBits); bit < stop; bit += width {
-			v := binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&kmask ^ flip
-			if v < want {
-				continue // an earlier home's key, or a smaller key of this home
+		tag := kp & 0xff * 0x0101010101010101
+		for g := uint64(0); ; g += 8 {
+			x := binary.LittleEndian.Uint64(b[(1+g)&(bucketBytes-1):]) ^ tag
+			z := ^(x&0x7f7f7f7f7f7f7f7f + 0x7f7f7f7f7f7f7f7f | x) & 0x8080808080808080
+			if n := cnt - g; n < 8 {
+				z &= 1<<(8*n) - 1 // the bucket's slots only
 			}
-			if v == want {
-				bit += pt.kbits
-				q.w = loadWindow((*[17]byte)(b[bit>>3&(bucketBytes-1):]), bit&7)
-				q.hit = true
+			for ; z != 0; z &= z - 1 {
+				bit := pt.entryBit(g + uint64(bits.TrailingZeros64(z))/8)
+				if binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&pt.hmask == kp>>tagBits {
+					bit += pt.hbits
+					q.w = loadWindow((*[17]byte)(b[bit>>3&(bucketBytes-1):]), bit&7)
+					q.hit = true
+					return nil
+				}
 			}
-			return nil // the key, or a larger one: it is not stored
+			if g+8 >= cnt {
+				break
+			}
 		}
-		if disp == 0 && hdr&overflowFlag == 0 || uint64(cnt) < pt.slots {
+		if cnt < pt.slots || kp>>(pt.rbits&63) == 0 && hdr&overflowFlag == 0 || off >= pt.last {
 			return nil
 		}
-		// Past the last bucket, or further than a displacement can say,
-		// no entry is the key's.
+		bit := pt.entryBit(cnt - 1)
+		last := uint64(b[cnt&(bucketBytes-1)]) | binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&pt.hmask<<tagBits
+		if last^pt.flip >= kp^pt.flip {
+			return nil
+		}
+		// Not further than a displacement can say.
+		if kp += 1 << (pt.rbits & 63); kp>>(pt.kbits&63) != 0 {
+			return nil
+		}
 		off += bucketBytes
-		if off >= end || disp+1 >= 1<<pt.dbits {
-			return nil
-		}
 	}
 }
 
@@ -313,15 +370,17 @@ func packTable(pt *part, xs []uint64, place []placement, l *numLayout, values fu
 	out := make([]byte, pt.nphys*bucketBytes+bucketSlack)
 	for i, x := range xs {
 		p := place[i]
-		h := homeOf(x, pt.nb)
+		h, f := fraction(x, pt.nb, pt.fshift)
 		b := out[p.bucket*bucketBytes:]
 		b[0]++
 		if p.bucket > h {
 			out[h*bucketBytes] |= overflowFlag
 		}
+		kp := pt.keyPart(f, p.bucket-h)
+		b[1+p.slot] = byte(kp)
 		bit := pt.entryBit(p.slot)
-		putBits(b, bit, pt.keyPart(x-bucketStart(h, pt.nb), p.bucket-h), pt.rbits+pt.dbits)
-		bit += pt.rbits + pt.dbits
+		putBits(b, bit, kp>>tagBits, pt.hbits)
+		bit += pt.hbits
 		v := values(i)
 		for f := range l.count {
 			putBits(b, bit+l.pos[f], l.store(f, v[f]), uint(l.widths[f]))

@@ -160,14 +160,15 @@ func TestVerifyRefusesMisplacedEntries(t *testing.T) {
 	}
 }
 
-// swapKeys swaps the key bits of a bucket's first two entries.
+// swapKeys swaps the key parts (tags and the bits in the entries) of a
+// bucket's first two entries.
 func swapKeys(b []byte, pt *part) {
-	kbits := pt.rbits + pt.dbits
+	b[1], b[2] = b[2], b[1]
 	p0, p1 := pt.entryBit(0), pt.entryBit(1)
-	k0 := loadWindow((*[17]byte)(b[p0/8:]), p0%8).field(0, kbits)
-	k1 := loadWindow((*[17]byte)(b[p1/8:]), p1%8).field(0, kbits)
+	k0 := loadWindow((*[17]byte)(b[p0/8:]), p0%8).field(0, max(pt.hbits, 1))
+	k1 := loadWindow((*[17]byte)(b[p1/8:]), p1%8).field(0, max(pt.hbits, 1))
 	for _, pos := range []uint{p0, p1} {
-		for j := range kbits {
+		for j := range pt.hbits {
 			if (k0^k1)>>j&1 != 0 {
 				b[(pos+j)/8] ^= 1 << ((pos + j) % 8)
 			}
@@ -203,13 +204,19 @@ func TestFindIgnoresBitsPastEntries(t *testing.T) {
 	want := answers(s)
 	require.Len(t, want, len(keys), "every key found, no other number")
 
-	// Ones in every bucket's bits after its last entry, and in the slack.
+	// Ones in every bucket's unused tags and bits after its last entry,
+	// and in the slack.
 	pt := &ns.parts[212]
 	area := ns.area
 	filled := 0
 	for i := uint64(0); i < ns.buckets; i++ {
 		b := s.b[area+i*bucketBytes : area+(i+1)*bucketBytes]
-		for bit := pt.entryBit(uint64(b[0] & slotMask)); bit < bucketBytes*8; bit++ {
+		cnt := uint64(b[0] & slotMask)
+		for j := 1 + cnt; j < 1+pt.slots; j++ {
+			b[j] = 0xff
+			filled++
+		}
+		for bit := pt.entryBit(cnt); bit < bucketBytes*8; bit++ {
 			b[bit/8] |= 1 << (bit % 8)
 			filled++
 		}

@@ -143,27 +143,30 @@
 //
 //	k *= 0x51e995; k ^= k >> 12; k *= 0x073593; k ^= k >> 11
 //
-// Its home bucket is h = x*B >> 23, so that bucket h holds the permuted
-// keys from start(h) = ceil(h*2^23/B) to start(h+1)-1, and an entry stores
-// only x - start(h), in R bits, R = max(1, the bit length of
-// ceil(2^23/B) - 1). An entry is W = R + D + F bits, F the sum of the
-// field widths: the
-// offset x - start(h), then the displacement d (the entry's bucket less
-// its home bucket) in D bits, then the fields in order. A bucket holds
-// S = min(63, floor(504/W)) entries: its first byte counts them (bits 0-5)
+// Its home bucket is h = x*B >> 23, and its fraction is f = (x*B mod 2^23)
+// >> s, s the largest with 2^s <= B (at most 22): the keys of one home give
+// values of x*B that are B apart, so their fractions are distinct, and
+// ascend with x, in R = 23 - s bits. An entry's key part is k = f + d*2^R,
+// d its displacement (the entry's bucket less its home bucket) in D bits.
+// A bucket holds S = min(63, floor(504/(8 + W))) slots, W = max(R+D, 8) - 8
+// + F, F the sum of the field widths: byte 0 counts the entries (bits 0-5)
 // and has bit 7 set when entries whose home it is sit in later buckets;
-// entry i occupies bits [8 + i*W, 8 + (i+1)*W) of the bucket, bit j being
-// bit j%8 of byte j/8; all bits after the last entry are zero.
+// bytes 1 to S are the slots' tags, the low 8 bits of each entry's key
+// part; entry i occupies bits [8 + 8S + i*W, 8 + 8S + (i+1)*W) of the
+// bucket, bit j being bit j%8 of byte j/8: the key part's bits above its
+// tag (max(R+D, 8) - 8 of them), then the fields in order. The tags and
+// bits past the bucket's count are zero.
 //
 // Entries are in ascending order of x through the partition's buckets, and
 // each sits in the first bucket, from its home on, with room: a bucket with
-// room left is never passed over. A lookup therefore reads bucket h and
-// looks for the entry with offset x - start(h) and displacement 0; if
-// none matches and bit 7 is clear, the number has no record. If it is set,
-// it reads buckets h+1, h+2, …, looking in bucket h+d for displacement d.
-// It stops, without a record, at an entry of its own home with a larger
-// offset, at an entry of a later home (a smaller displacement), or after a
-// bucket that is not full. Every bit of the key is compared, so a number not
+// room left is never passed over. A bucket's entries therefore ascend in
+// k with its displacement bits inverted. A lookup reads bucket h and looks
+// for the entry with key part f (d = 0): its tag among the tags, then the
+// rest in the entries whose tag matches. If there is none it goes on to
+// bucket h+1, looking for f + 2^R, only when bit 7 is set and the bucket's
+// last entry comes before the key (its inverted key part is smaller); from
+// there on, to bucket h+d+1 only when bucket h+d is full and its last entry
+// comes before the key. Every bit of the key is compared, so a number not
 // in the section never gets a record.
 //
 // BLOCKS stores entries for assigned codes only: a directory of 1000 u32

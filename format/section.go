@@ -247,7 +247,8 @@ func loadNumSection(m *region, e dirEntry, spec *numSpec, s *numSection) error {
 		if !ok || n > nphys*pt.slots {
 			return corrupt(e.id, "NPA %03d: %d keys do not fit %d buckets", npa, n, nphys)
 		}
-		pt.n, pt.nphys, pt.base = n, nphys, int64(e.offset+off)
+		pt.n, pt.nphys = n, nphys
+		pt.place(int64(e.offset + off))
 		s.parts[npa] = pt
 		next = off + nphys*bucketBytes
 		total += n
@@ -267,7 +268,6 @@ func loadNumSection(m *region, e dirEntry, spec *numSpec, s *numSection) error {
 // them. It is the one loop over a section's stored entries.
 func (sec *numSection) eachEntry(npa int, b []byte, fn func(bucket, rem, home uint64, w window) error) error {
 	pt := &sec.parts[npa]
-	kbits := pt.rbits + pt.dbits
 	for bk := range pt.nphys {
 		bb := b[bk*bucketBytes:]
 		cnt := uint64(bb[0] & slotMask)
@@ -276,20 +276,28 @@ func (sec *numSection) eachEntry(npa int, b []byte, fn func(bucket, rem, home ui
 		}
 		for i := range cnt {
 			bit := pt.entryBit(i)
-			kp := loadWindow((*[17]byte)(bb[bit/8:]), bit%8).field(0, kbits)
-			rem, disp := kp&(1<<pt.rbits-1), kp>>pt.rbits
+			kp := uint64(bb[1+i])
+			if pt.hbits > 0 {
+				kp |= loadWindow((*[17]byte)(bb[bit/8:]), bit%8).field(0, pt.hbits) << tagBits
+			}
+			if kp>>pt.kbits != 0 {
+				// A tag wider than the key part: no lookup computes it.
+				return corrupt(sec.id, "NPA %03d bucket %d: slot %d's tag has bits past the key", npa, bk, i)
+			}
+			f, disp := kp&(1<<pt.rbits-1), kp>>pt.rbits
 			if disp > bk {
 				return corrupt(sec.id, "NPA %03d bucket %d: an entry from before the first bucket", npa, bk)
 			}
 			home := bk - disp
-			if home >= pt.nb || bucketStart(home, pt.nb)+rem >= bucketStart(home+1, pt.nb) {
+			px, ok := pt.keyOf(home, f)
+			if home >= pt.nb || !ok {
 				return corrupt(sec.id, "NPA %03d bucket %d: an entry whose key is outside its home bucket", npa, bk)
 			}
-			x := unpermute(bucketStart(home, pt.nb) + rem)
+			x := unpermute(px)
 			if x >= 10000000-keyBase {
 				return corrupt(sec.id, "NPA %03d bucket %d: key %d is no line number", npa, bk, x)
 			}
-			bit += kbits
+			bit += pt.hbits
 			if err := fn(bk, x+keyBase, home, loadWindow((*[17]byte)(bb[bit/8:]), bit%8)); err != nil {
 				return err
 			}

@@ -155,7 +155,7 @@ func (s *snapshot) verifyPartition(sec *numSection, spec *numSpec, npa int, buf 
 			return buf, bad(bk, "header %#x is not a count of at most %d and a flag", b[0], pt.slots)
 		}
 		used := pt.entryBit(cnt)
-		if used%8 != 0 && b[used/8]>>(used%8) != 0 || !allZero(b[(used+7)/8:]) {
+		if !allZero(b[1+cnt:1+pt.slots]) || used%8 != 0 && b[used/8]>>(used%8) != 0 || !allZero(b[(used+7)/8:]) {
 			return buf, bad(bk, "bits past its %d entries are not zero", cnt)
 		}
 		if bk == pt.nphys-1 && bk >= pt.nb && cnt == 0 {
