@@ -16,7 +16,7 @@ import (
 // and against the NANP rules a whole word at a time, and the second word's
 // eight digits are combined by multiply-shift.
 func ParseCanonical(s string) (Number, bool) {
-	if len(s) != 11 || s[0] != '1' {
+	if len(s) != 11 {
 		return 0, false
 	}
 	p := (*[11]byte)(unsafe.Pointer(unsafe.StringData(s)))
@@ -26,18 +26,27 @@ func ParseCanonical(s string) (Number, bool) {
 	// caught (the bytes below it neither borrow nor carry), and one bad
 	// byte is all it takes.
 	const zeros, sixes, highs = 0x3030303030303030, 0x7676767676767676, 0x8080808080808080
-	w := binary.LittleEndian.Uint64(p[1:9]) - zeros  // N P A N X X X L: NPA, NXX, the line's first digit
+	w := binary.LittleEndian.Uint64(p[0:8]) - zeros  // 1 N P A N X X X: the 1, NPA, NXX
 	c := binary.LittleEndian.Uint64(p[3:11]) - zeros // A N X X L L L L: the last eight digits
 	if (w|(w+sixes)|c|(c+sixes))&highs != 0 {
 		return 0, false
 	}
-	// The NANP rules (rules.go), on w's digits: adding 0x7E sets a byte's
-	// high bit when its digit is 2 or more (the NPA's and the NXX's first
-	// digits must be), adding 0x77 when it is 9 (the NPA's second digit
-	// must not be: N9X); and neither code may be N11.
-	const rules = 0x7E<<24 | 0x77<<8 | 0x7E
-	const ruleBits, want = 0x80<<24 | 0x80<<8 | 0x80, 0x80<<24 | 0x80
-	if (w+rules)&ruleBits != want || uint16(w>>8) == 0x0101 || uint16(w>>32) == 0x0101 {
+	// The leading 1 and the NANP rules (rules.go), on w's digits, in one
+	// compare: the first byte whole (adding 0, it takes no carry), and the
+	// high bits that adding 0x7E sets in a byte whose digit is 2 or more
+	// (the NPA's and the NXX's first digits must be) and adding 0x77 in
+	// one whose digit is 9 (the NPA's second digit must not be: N9X).
+	const rules = 0x7E<<32 | 0x77<<16 | 0x7E<<8
+	const ruleBits, want = 0x80<<32 | 0x80<<16 | 0x80<<8 | 0xFF, 0x80<<32 | 0x80<<8 | 1
+	if (w+rules)&ruleBits != want {
+		return 0, false
+	}
+	// Each byte of pw is a digit of w times ten plus the next one, the
+	// value of the pair (at most 99: no byte carries into the next): the
+	// NPA's first two digits, and the last two of each code, which must
+	// not be 11 (N11).
+	pw := w * (10<<8 + 1)
+	if uint8(pw>>24) == 11 || uint8(pw>>48) == 11 {
 		return 0, false
 	}
 	// c's digits in pairs, quads, then all eight: the first digit is the
@@ -46,5 +55,5 @@ func ParseCanonical(s string) (Number, bool) {
 	c = (c * (100<<16 + 1)) >> 16 & 0x0000FFFF0000FFFF
 	c = (c * (10000<<32 + 1)) >> 32
 	// The NPA's first two digits, then the eight.
-	return Number((uint64(uint8(w))*10+uint64(uint8(w>>8)))*100_000_000 + c), true
+	return Number(uint64(uint8(pw>>16))*100_000_000 + c), true
 }
