@@ -145,7 +145,19 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	if !canonical {
 		number = n.String()
 	}
-	resolve(r, &rt.Ported, &rt.Block, nil, number, opt)
+	if opt.Enhanced || r.Enhanced.present {
+		resolve(r, &rt.Ported, &rt.Block, nil, number, opt)
+		return nil
+	}
+	// The plain answer, as resolve writes it, in this frame: resolve's
+	// call and its frame were a fifth of what a lookup spends here.
+	lrn, at, source, c, _ := route(&rt.Ported, &rt.Block, number)
+	var t lnpdb.Time // lnpdb.Unix(at), inlined (see set)
+	if at != 0 {
+		t.Time = time.Unix(at, 0).UTC()
+	}
+	r.set(lrn, t, source, c, number)
+	r.Messaging.Reset()
 	return nil
 }
 
@@ -168,58 +180,15 @@ func lookupRecord(db *format.DB, number string, opt Options, r *Result) error {
 // vacant, having written nothing to r. It overwrites r whole, so that LookupMany
 // can reuse a caller's slice without clearing it first.
 func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, phone string, opt Options) bool {
-	var (
-		lrn    string
-		at     int64
-		source Source
-		c      *format.Carrier // the current carrier
-	)
-	switch {
-	case p.OK:
-		lrn, at, source, c = p.LRN, p.ActivatedAt, SourcePorted, p.Carrier
-	case b.LRN != "":
-		lrn, at, source, c = b.LRN, b.ActivatedAt, SourcePooled, b.Carrier
-	case b.Assigned:
-		lrn, source, c = phone, SourceCode, b.Carrier
-	default:
+	lrn, at, source, c, ok := route(p, b, phone)
+	if !ok {
 		return false
 	}
-	// lnpdb.Unix, which is too large to be inlined: its call would cost
-	// this function a frame's spills.
-	var t lnpdb.Time
+	var t lnpdb.Time // lnpdb.Unix(at), inlined (see set)
 	if at != 0 {
 		t.Time = time.Unix(at, 0).UTC()
 	}
-	spid := "" // one store into r, not a clear and then the OCN
-	if c != nil {
-		spid = c.OCN
-	}
-	// Field by field rather than *r = Result{...}: the composite literal
-	// zeroes and copies the whole struct, a third of the cost of a cached
-	// lookup.
-	r.LRN = lrn
-	r.PhoneNumber = phone
-	r.ActivatedAt = t
-	r.SPID = spid
-	r.Ported = source == SourcePorted
-	r.Source = source
-	// Enhanced and Messaging apart, in a call that a plain lookup into a
-	// Result without Enhanced skips, and with it the spills that a call
-	// costs this function.
-	if opt.Enhanced || opt.Messaging || r.Enhanced.present {
-		resolveMore(r, p, b, rec, c, opt)
-	} else {
-		// Cleared only when a lookup filled it, as Enhanced: a plain
-		// lookup into a reused Result does not clear an empty Info again.
-		r.Messaging.Reset()
-	}
-	return true
-}
-
-// resolveMore is resolve for r's Enhanced and Messaging: it fills each one
-// that opt asks for and clears one that it does not (a reused Result's)
-// when a lookup filled it; c is the number's current carrier.
-func resolveMore(r *Result, p *format.Ported, b *format.Block, rec *format.Record, c *format.Carrier, opt Options) {
+	r.set(lrn, t, source, c, phone)
 	switch {
 	case opt.Enhanced:
 		sv := format.SVTypeNone
@@ -238,4 +207,43 @@ func resolveMore(r *Result, p *format.Ported, b *format.Block, rec *format.Recor
 		// lookup into a reused Result does not clear an empty Info again.
 		r.Messaging.Reset()
 	}
+	return true
+}
+
+// route resolves the LRN of the number whose canonical form is phone from
+// its ported record p and block row b (CONTRACT §2 steps 1–3): the LRN,
+// its activation, which step gave it, and the number's current carrier;
+// ok is false when the number is vacant.
+func route(p *format.Ported, b *format.Block, phone string) (lrn string, at int64, source Source, c *format.Carrier, ok bool) {
+	switch {
+	case p.OK:
+		return p.LRN, p.ActivatedAt, SourcePorted, p.Carrier, true
+	case b.LRN != "":
+		return b.LRN, b.ActivatedAt, SourcePooled, b.Carrier, true
+	case b.Assigned:
+		return phone, 0, SourceCode, b.Carrier, true
+	}
+	return "", 0, 0, nil, false
+}
+
+// set writes every field of r but Enhanced and Messaging, the plain
+// answer: the LRN lrn, active since t, from step source, for the number
+// phone, whose current carrier is c. It is small enough to be inlined, and
+// so takes t made: lnpdb.Unix is not (time.Unix and UTC inline, but not
+// both within the budget of one function), and its call would cost a
+// lookup a frame's spills, so its callers write it out.
+func (r *Result) set(lrn string, t lnpdb.Time, source Source, c *format.Carrier, phone string) {
+	spid := "" // one store into r, not a clear and then the OCN
+	if c != nil {
+		spid = c.OCN
+	}
+	// Field by field rather than *r = Result{...}: the composite literal
+	// zeroes and copies the whole struct, a third of the cost of a cached
+	// lookup.
+	r.LRN = lrn
+	r.PhoneNumber = phone
+	r.ActivatedAt = t
+	r.SPID = spid
+	r.Ported = source == SourcePorted
+	r.Source = source
 }
