@@ -34,16 +34,6 @@ type refShard struct {
 // refIndex spreads numbers over the shards.
 func refIndex(tn uint64) int { return int((tn * 0x9e3779b97f4a7c15) >> 61) }
 
-// hold takes a reference on the shard of mapping mp that a lookup of tn
-// uses, and returns the shard. A reader then checks retired (mp.retired,
-// after the add): when it is set, the reader drops the reference
-// (release) and does not touch the mapping.
-func (mp *mapping) hold(tn uint64) *refShard {
-	c := &mp.refs[refIndex(tn)&(refShards-1)]
-	c.n.Add(1)
-	return c
-}
-
 // drop drops a reference taken on shard c and reports whether it was the
 // shard's last: the caller then calls lastReleased, which unmaps a retired
 // mapping that no reader holds. It is release in two parts so that a
@@ -105,8 +95,13 @@ func (db *DB) enter(tn uint64) (s *snapshot, c *refShard, ok bool) {
 	if s = db.snap.Load(); s == nil {
 		return nil, nil, false
 	}
-	c = s.mp.hold(tn)
-	return s, c, !s.mp.retired.Load()
+	// A reference on the shard of the mapping that a lookup of tn uses,
+	// then the check of retired (after the add). The mapping is loaded
+	// once: after the add, s.mp would be loaded again.
+	mp := s.mp
+	c = &mp.refs[refIndex(tn)&(refShards-1)]
+	c.n.Add(1)
+	return s, c, !mp.retired.Load()
 }
 
 // reenter is acquire after enter failed: it drops enter's reference on a
