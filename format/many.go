@@ -92,21 +92,19 @@ type batch struct {
 	// q holds each selected section's probes; a section f does not select
 	// keeps zero probes (pt nil), which find and decode pass over.
 	q [numSectionCount][batchSize]probe
-	// code is each number's offset in BLOCKS: after stage 1 its index
-	// word's, shifted left 6 bits, with the NXX's bit in the word's bitmap
-	// in the low 6 bits; after stage 2 its code entry's; 0 when it has
-	// none, -1 when its index word names an entry the section does not
-	// have.
+	// code is, after stage 1, the offset of each number's code entry; 0
+	// when it has none, -1 when its index word names an entry the section
+	// does not have.
 	code [batchSize]int64
-	// thou is, after stage 3, the offset of each number's thousands entry
+	// thou is, after stage 2, the offset of each number's thousands entry
 	// when its code is split; 0 when it is not, -1 when the code entry
 	// names a group the section does not have. Only set for a number with
 	// a code entry whose block is to be read. With code, it is where
 	// decode finds the block row without walking BLOCKS again.
 	thou [batchSize]int64
-	// pair is, after stage 3, each hit's PAIRS index.
+	// pair is, after stage 2, each hit's PAIRS index.
 	pair [batchSize]uint64
-	// kinds[k][:nkinds[k]] is, after stage 3, the batch's numbers of kind
+	// kinds[k][:nkinds[k]] is, after stage 2, the batch's numbers of kind
 	// k, in batch order.
 	kinds  [numKinds][batchSize]uint8
 	nkinds [numKinds]int
@@ -138,15 +136,14 @@ func (b *batch) release() {
 // section) in a short loop, so that the loads of all the numbers are in
 // flight together, and leaves what it loaded in cache for the next stage:
 //
-//  1. compute every selected section's home bucket and the block index
-//     word, then touch the bucket, the bucket after it and the word: the
-//     only misses that go to memory, all independent;
-//  2. load the code entries (BLOCKS is small and mostly cached) while the
-//     buckets arrive;
-//  3. search the buckets, list the numbers by kind, touch the dictionary
+//  1. compute every selected section's home bucket and, from the code
+//     indexes in memory, the code entry, then touch the bucket, the bucket
+//     after it and the entry: the only misses that go to memory, all
+//     independent (BLOCKS is small and mostly cached);
+//  2. search the buckets, list the numbers by kind, touch the dictionary
 //     entries the hits point at and the thousands-block entries;
-//  4. (decode, decodeRoutes) decode, from cache, reading each block row
-//     at the offsets stages 2 and 3 found.
+//  3. (decode, decodeRoutes) decode, from cache, reading each block row
+//     at the offsets stages 1 and 2 found.
 func (b *batch) load(tns []uint64) error {
 	f := b.f
 	tns = tns[:min(len(tns), batchSize)]
@@ -170,9 +167,6 @@ func (b *batch) load(tns []uint64) error {
 		b.aimWords(-1)
 	}
 	b.touch(first)
-	if err := b.loadCodeEntries(); err != nil {
-		return err
-	}
 	for i := range numSpecs {
 		if f&numSpecs[i].field != 0 {
 			if err := b.findAll(i); err != nil {
@@ -192,11 +186,11 @@ func (b *batch) load(tns []uint64) error {
 }
 
 // aimWords, stage 1, computes every number's home bucket in section i (-1:
-// none) and its BLOCKS index word.
+// none) and, from the code indexes' words (in memory), its code entry.
 func (b *batch) aimWords(i int) {
 	tns := b.tns
 	code := b.code[:len(tns)]
-	bi := &b.s.blocks
+	bl := &b.s.blocks
 	var sec *numSection
 	var q []probe
 	if i >= 0 {
@@ -209,9 +203,16 @@ func (b *batch) aimWords(i int) {
 			if sec != nil {
 				sec.aim(npa, rem, &q[j])
 			}
-			if t := bi.npa[npa]; t != noCodeTable {
+			if t := bl.npa[npa]; t != noCodeTable {
 				nxx := rem / 10000
-				c = bi.word(t, nxx)<<6 | int64(nxx%64)
+				w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+				if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
+					// In 64 bits, where no index the file holds overflows.
+					c = -1
+					if e := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1))); e < uint64(bl.nentry) {
+						c = bl.entry(uint32(e))
+					}
+				}
 			}
 		} else if sec != nil {
 			q[j].pt = nil
@@ -234,21 +235,22 @@ func (b *batch) aim(i int) {
 }
 
 // touch, stage 1, touches every number's home bucket and the bucket after
-// it in each selected section, and its index word (the file's first byte
-// when it has none), section first (-1: none) with the words. Computing
-// is a loop of its own (aim, aimWords) so that the touching loops are a
-// few instructions per load and many loads fit in the CPU's window.
+// it in each selected section, and its code entry's thousands-group field
+// (the file's start when it has none), section first (-1: none) with the
+// entries. Computing is a loop of its own (aim, aimWords) so that the
+// touching loops are a few instructions per load and many loads fit in
+// the CPU's window.
 func (b *batch) touch(first int) {
 	m, sink := b.s.b, b.sink
 	code := b.code[:len(b.tns)]
 	if first < 0 {
 		for _, c := range code {
-			sink ^= m[c>>6]
+			sink ^= m[c+16]
 		}
 	} else {
 		q := b.q[first][:len(code)]
 		for j := range q {
-			sink ^= touch(m, &q[j]) ^ m[code[j]>>6]
+			sink ^= touch(m, &q[j]) ^ m[code[j]+16]
 		}
 	}
 	for i := first + 1; i < numSectionCount; i++ {
@@ -262,35 +264,7 @@ func (b *batch) touch(first int) {
 	b.sink = sink
 }
 
-// loadCodeEntries, stage 2, turns every index word into its code entry's
-// offset and touches the entry's thousands-group field.
-func (b *batch) loadCodeEntries() error {
-	s, bi, sink := b.s, &b.s.blocks, b.sink
-	code := b.code[:len(b.tns)]
-	for j, c := range code {
-		if c == 0 {
-			continue
-		}
-		wb, ok := s.at(c>>6, indexWordSize)
-		if !ok {
-			return errCorruptRecord
-		}
-		e := int64(0)
-		switch idx, ok := entryIndex(wb, uint64(c&63)); {
-		case !ok: // the code is not assigned
-		case idx >= bi.nentry:
-			e = -1
-		default:
-			e = bi.entry(idx)
-			sink ^= s.b[e+16]
-		}
-		code[j] = e
-	}
-	b.sink = sink
-	return nil
-}
-
-// findAll, stage 3, searches every number's bucket in section i.
+// findAll, stage 2, searches every number's bucket in section i.
 func (b *batch) findAll(i int) error {
 	sec, q, m := &b.s.num[i], b.q[i][:len(b.tns)], b.s.b
 	for j := range q {
@@ -301,7 +275,7 @@ func (b *batch) findAll(i int) error {
 	return nil
 }
 
-// byKind, stage 3, lists the numbers by kind. It writes every number
+// byKind, stage 2, lists the numbers by kind. It writes every number
 // into each list at the list's end and moves on only the end of its own
 // kind's: no branch, no count to load and store.
 func (b *batch) byKind() {
@@ -320,7 +294,7 @@ func (b *batch) byKind() {
 	b.nkinds = [numKinds]int{int(nh), int(nc), int(nn)}
 }
 
-// touchTuples, stage 3, touches the MSGTUPLE entries the messaging hits
+// touchTuples, stage 2, touches the MSGTUPLE entries the messaging hits
 // point at.
 func (b *batch) touchTuples() {
 	s, sink := b.s, b.sink
@@ -335,7 +309,7 @@ func (b *batch) touchTuples() {
 	b.sink = sink
 }
 
-// loadThousands, stage 3, touches the PAIRS entries the ported hits point
+// loadThousands, stage 2, touches the PAIRS entries the ported hits point
 // at, and finds the thousands entry of every number whose block is to be
 // read and whose code is split, and touches it.
 func (b *batch) loadThousands() error {
@@ -403,7 +377,7 @@ func (b *batch) block(j uint8, blk *Block) error {
 	}
 }
 
-// decode, stage 4, fills out from what the stages loaded, now in cache.
+// decode, stage 3, fills out from what the stages loaded, now in cache.
 func (b *batch) decode(out []Record) error {
 	s := b.s
 	out = out[:len(b.tns)]
@@ -496,7 +470,7 @@ func (b *batch) blockOf(j uint8, ported bool, blk *Block) error {
 	switch {
 	case b.lazy && ported: // the block is not to be read
 	case b.lazy && b.q[numPorted][j%batchSize].hit:
-		// A pending update took the file's port away: stage 3 passed
+		// A pending update took the file's port away: stage 2 passed
 		// over the number.
 		tn := b.tns[j]
 		return b.s.readBlock(tn/10000000, tn%10000000, blk)
