@@ -150,7 +150,9 @@ func (b *batch) load(tns []uint64) error {
 	b.tns = tns
 
 	// The first selected section is aimed, and touched, in the loops
-	// that find and touch the index words.
+	// that find and touch the code entries. A batch that selects none
+	// aims the ported section's buckets there all the same, and does not
+	// search them (its probes keep hit false).
 	first := -1
 	for i := range numSpecs {
 		if f&numSpecs[i].field == 0 {
@@ -158,14 +160,14 @@ func (b *batch) load(tns []uint64) error {
 		}
 		if first < 0 {
 			first = i
-			b.aimWords(i)
 		} else {
 			b.aim(i)
 		}
 	}
 	if first < 0 {
-		b.aimWords(-1)
+		first = numPorted
 	}
+	b.aimWords(first)
 	b.touch(first)
 	for i := range numSpecs {
 		if f&numSpecs[i].field != 0 {
@@ -185,39 +187,33 @@ func (b *batch) load(tns []uint64) error {
 	return nil
 }
 
-// aimWords, stage 1, computes every number's home bucket in section i (-1:
-// none) and, from the code indexes' words (in memory), its code entry.
+// aimWords, stage 1, computes every number's home bucket in section i and,
+// from the code indexes' words (in memory), its code entry.
 func (b *batch) aimWords(i int) {
 	tns := b.tns
 	code := b.code[:len(tns)]
 	bl := &b.s.blocks
-	var sec *numSection
-	var q []probe
-	if i >= 0 {
-		sec, q = &b.s.num[i], b.q[i][:len(tns)]
-	}
+	sec, q := &b.s.num[i], b.q[i][:len(tns)]
 	for j, tn := range tns {
+		if !inNANP(tn) {
+			code[j], q[j].pt = 0, nil
+			continue
+		}
+		npa, rem := tn/10000000, tn%10000000
 		c := int64(0)
-		if inNANP(tn) {
-			npa, rem := tn/10000000, tn%10000000
-			if sec != nil {
-				sec.aim(npa, rem, &q[j])
-			}
-			if t := bl.npa[npa]; t != noCodeTable {
-				nxx := rem / 10000
-				w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
-				if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
-					// In 64 bits, where no index the file holds overflows.
-					c = -1
-					if e := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1))); e < uint64(bl.nentry) {
-						c = bl.entry(uint32(e))
-					}
+		if t := bl.npa[npa]; t != noCodeTable {
+			nxx := rem / 10000
+			w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+			if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
+				// In 64 bits, where no index the file holds overflows.
+				c = -1
+				if e := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1))); e < uint64(bl.nentry) {
+					c = bl.entry(uint32(e))
 				}
 			}
-		} else if sec != nil {
-			q[j].pt = nil
 		}
 		code[j] = c
+		sec.aim(npa, rem, &q[j])
 	}
 }
 
@@ -235,26 +231,20 @@ func (b *batch) aim(i int) {
 }
 
 // touch, stage 1, touches every number's home bucket and the bucket after
-// it in each selected section, and its code entry's thousands-group field
-// (the file's start when it has none), section first (-1: none) with the
-// entries. Computing is a loop of its own (aim, aimWords) so that the
-// touching loops are a few instructions per load and many loads fit in
-// the CPU's window.
+// it in section first and each selected section after it, and its code
+// entry's thousands-group field (the file's start when it has none) with
+// the first section's. Computing is a loop of its own (aim, aimWords) so
+// that the touching loops are a few instructions per load and many loads
+// fit in the CPU's window.
 func (b *batch) touch(first int) {
 	m, sink := b.s.b, b.sink
 	code := b.code[:len(b.tns)]
-	if first < 0 {
-		for _, c := range code {
-			sink ^= m[c+16]
-		}
-	} else {
-		q := b.q[first][:len(code)]
-		for j := range q {
-			sink ^= touch(m, &q[j]) ^ m[code[j]+16]
-		}
+	q := b.q[first][:len(code)]
+	for j := range q {
+		sink ^= touch(m, &q[j]) ^ m[code[j]+16]
 	}
 	for i := first + 1; i < numSectionCount; i++ {
-		if first >= 0 && b.f&numSpecs[i].field != 0 {
+		if b.f&numSpecs[i].field != 0 {
 			q := b.q[i][:len(code)]
 			for j := range q {
 				sink ^= touch(m, &q[j])
@@ -363,18 +353,19 @@ func (b *batch) thousandsOf(js []uint8) error {
 // row, from the offsets the stages found: what readBlock does, without
 // walking BLOCKS again.
 func (b *batch) block(j uint8, blk *Block) error {
-	switch c := b.code[j%batchSize]; {
-	case c == 0:
+	if b.code[j%batchSize] == 0 {
 		return nil
-	case c < 0:
-		return errCorruptRecord
-	default:
-		t := b.thou[j%batchSize]
-		if t < 0 {
-			return errCorruptRecord
-		}
-		return b.s.blockAt(c, t, blk)
 	}
+	return b.blockAt(j, blk)
+}
+
+// blockAt is block for a number with a code entry (or a damaged one).
+func (b *batch) blockAt(j uint8, blk *Block) error {
+	c, t := b.code[j%batchSize], b.thou[j%batchSize]
+	if c < 0 || t < 0 {
+		return errCorruptRecord
+	}
+	return b.s.blockAt(c, t, blk)
 }
 
 // decode, stage 3, fills out from what the stages loaded, now in cache.
@@ -429,7 +420,7 @@ func (b *batch) decodeRoutes(out []Route) error {
 		r := &out[j]
 		r.Ported = Ported{}
 		r.Block = Block{}
-		if err := b.block(j, &r.Block); err != nil {
+		if err := b.blockAt(j, &r.Block); err != nil {
 			return err
 		}
 	}
