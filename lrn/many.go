@@ -157,11 +157,12 @@ func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code, vacant u
 	return ported, pooled, code, 1 - ported - pooled - code
 }
 
-// resolveRoutes answers, into dst, the batch's numbers from their routes.
-func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Route, conv bool, opt Options) {
-	// Each number is written into every list, at the list's end; only
-	// the end of its own kind's moves on: no branch, no count to load
-	// and store.
+// routeByKind lists the batch's numbers by kind, from their routes, and
+// returns each list's length. Each number is written into every list,
+// at the list's end; only the end of its own kind's moves on: no branch,
+// no count to load and store. A function of its own, so that the loop
+// has its few values in registers.
+func (s *scratch) routeByKind(routes []format.Route) [numKinds]uint8 {
 	var np, nl, nc, nv uint8
 	for j := range routes {
 		ported, pooled, code, vacant := kindBits(&routes[j].Ported, &routes[j].Block)
@@ -172,7 +173,27 @@ func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Ro
 		nc += code
 		nv += vacant
 	}
-	n := [numKinds]uint8{np, nl, nc, nv}
+	return [numKinds]uint8{np, nl, nc, nv}
+}
+
+// recordByKind is routeByKind for records.
+func (s *scratch) recordByKind(recs []format.Record) [numKinds]uint8 {
+	var np, nl, nc, nv uint8
+	for j := range recs {
+		ported, pooled, code, vacant := kindBits(&recs[j].Ported, &recs[j].Block)
+		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
+		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
+		np += ported
+		nl += pooled
+		nc += code
+		nv += vacant
+	}
+	return [numKinds]uint8{np, nl, nc, nv}
+}
+
+// resolveRoutes answers, into dst, the batch's numbers from their routes.
+func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Route, conv bool, opt Options) {
+	n := s.routeByKind(routes)
 	if opt.Enhanced {
 		for k := range kindVacant {
 			for _, j := range s.kinds[k][:n[k]] {
@@ -228,20 +249,7 @@ func (a *Answer) setPlain(lrn string, at lnpdb.Time, source Source, c *format.Ca
 // resolveRecords answers, into dst, the batch's numbers from their
 // records (with messaging).
 func (s *scratch) resolveRecords(dst []Answer, chunk []string, recs []format.Record, conv bool, opt Options) {
-	// Each number is written into every list, at the list's end; only
-	// the end of its own kind's moves on: no branch, no count to load
-	// and store.
-	var np, nl, nc, nv uint8
-	for j := range recs {
-		ported, pooled, code, vacant := kindBits(&recs[j].Ported, &recs[j].Block)
-		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
-		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
-		np += ported
-		nl += pooled
-		nc += code
-		nv += vacant
-	}
-	n := [numKinds]uint8{np, nl, nc, nv}
+	n := s.recordByKind(recs)
 	for k := range kindVacant {
 		for _, j := range s.kinds[k][:n[k]] {
 			rec, a := &recs[j], &dst[s.at[j]]
