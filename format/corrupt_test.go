@@ -57,6 +57,16 @@ func openAndVerify(t testing.TB, dir string, b []byte) error {
 			routeErr = rerr
 		}
 	}
+	// GetMessagingRoute reads what Get of the ported and messaging
+	// records reads, and fails where it fails.
+	for _, tn := range tns {
+		rec, gerr := db.Get(tn, format.FieldPorted|format.FieldMessaging)
+		var mr format.MessagingRoute
+		merr := db.GetMessagingRoute(tn, false, &mr)
+		if assert.Equal(t, gerr != nil, merr != nil, "%d: Get: %v; GetMessagingRoute: %v", tn, gerr, merr) && merr == nil {
+			assert.Equal(t, messagingRoute(rec), mr, "GetMessagingRoute %d", tn)
+		}
+	}
 	batch := make([]format.Route, len(tns))
 	if err := db.GetRoutes(tns, false, batch); err != nil || routeErr != nil {
 		assert.Equal(t, routeErr != nil, err != nil, "GetRoute: %v; GetRoutes: %v", routeErr, err)

@@ -336,6 +336,95 @@ func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
 	return err
 }
 
+// MessagingRoute is a Route with the number's messaging record: what an
+// LRN lookup with messaging reads (CONTRACT §2 and §4).
+type MessagingRoute struct {
+	Route
+	// Messaging is the number's messaging record, nil when it has none.
+	// It points into the table's dictionary, which every number with the
+	// same record shares: read it, never write to it.
+	Messaging *Messaging
+}
+
+// GetMessagingRoute is GetRoute with the messaging record too (Get's
+// FieldPorted|FieldMessaging, with BlockUnlessPorted or without), into a
+// MessagingRoute, which it overwrites whole.
+func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
+	s, c, ok := db.enter(tn) // acquire, inlined
+	if !ok {
+		if s, c = db.reenter(s, c, tn); s == nil {
+			*r = MessagingRoute{}
+			return ErrClosed
+		}
+	}
+	err := s.getMessagingRoute(tn, blockUnlessPorted, r)
+	if c.drop() {
+		s.mp.lastReleased()
+	}
+	if err != nil {
+		*r = MessagingRoute{}
+	}
+	return err
+}
+
+// getMessagingRoute is get for the PORTED and MESSAGING sections, in one
+// frame and in get's stages: both buckets are aimed and touched, the block
+// row is read while they are on their way, then the buckets are searched
+// and decoded. Each part of r is written once (r is the caller's, reused
+// or just zeroed: a clear first would write every pointer twice); on an
+// error the caller clears it.
+func (s *snapshot) getMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
+	if !inNANP(tn) {
+		*r = MessagingRoute{}
+		return nil
+	}
+	npa, rem := tn/10000000, tn%10000000
+	ps, ms := &s.num[numPorted], &s.num[numMessaging]
+	var pq, mq probe
+	ps.aim(npa, rem, &pq)
+	ms.aim(npa, rem, &mq)
+	keep(touch(s.b, &pq) ^ touch(s.b, &mq))
+	row, thousands, assigned, err := s.blockRow(npa, rem)
+	if err != nil {
+		return err
+	}
+	if err := ps.find(s.b, &pq); err != nil {
+		return err
+	}
+	if err := ms.find(s.b, &mq); err != nil {
+		return err
+	}
+	switch {
+	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
+	case pq.hit:
+		if err := s.portedFrom(ps.field(pq.w, 0), ps.field(pq.w, 1), &r.Ported); err != nil {
+			return err
+		}
+	default:
+		r.Ported = Ported{}
+	}
+	var m *Messaging
+	if mq.hit {
+		t := ms.field(mq.w, 0)
+		if t >= uint64(len(s.msgTuples)) {
+			return errCorruptRecord
+		}
+		m = &s.msgTuples[t]
+	}
+	r.Messaging = m
+	if !assigned || blockUnlessPorted && r.Ported.OK {
+		r.Block = Block{}
+		return nil
+	}
+	if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+		return err
+	}
+	if row.lrn == 0 {
+		r.Block.LRN = "" // resolveBlock writes it only for a row with one
+	}
+	return nil
+}
+
 // get fills r, which must be zero, for tn. It takes the lookup in stages so
 // that the memory accesses of the sections f selects overlap: first every
 // section's bucket is computed and touched (independent loads, each of

@@ -124,7 +124,7 @@ func Lookup(db *format.DB, number string, opt Options) (Result, error) {
 // stack, in its connection) saves both.
 func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	if opt.Messaging {
-		return lookupRecord(db, number, opt, r)
+		return lookupMessaging(db, number, opt, r)
 	}
 	// Without messaging only the ported record and the block row are
 	// read, into a Route: a third of a Record to clear and fill.
@@ -161,19 +161,6 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	return nil
 }
 
-// lookupRecord is LookupInto with messaging: the whole Record is read.
-func lookupRecord(db *format.DB, number string, opt Options, r *Result) error {
-	var rec format.Record
-	number, err := lookup.Get(db, number, opt.fields(), "lrn", &rec)
-	if err != nil {
-		return err
-	}
-	if !resolve(r, &rec.Ported, &rec.Block, &rec, number, opt) {
-		return ErrNotFound
-	}
-	return nil
-}
-
 // resolve sets every field of r from the ported record p and the block row
 // b (and, with opt.Messaging, from rec, which holds them) of the number
 // whose canonical form is phone, and reports false when the number is
@@ -200,8 +187,11 @@ func resolve(r *Result, p *format.Ported, b *format.Block, rec *format.Record, p
 		r.Enhanced = Enhanced{}
 	}
 	switch {
-	case opt.Messaging:
+	case rec != nil:
 		r.Messaging = messaging.FromRecord(rec)
+	case opt.Messaging:
+		// Set by the caller, which read the messaging record without a
+		// Record.
 	default:
 		// Cleared only when a lookup filled it, as Enhanced: a plain
 		// lookup into a reused Result does not clear an empty Info again.

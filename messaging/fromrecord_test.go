@@ -60,3 +60,34 @@ func TestReset(t *testing.T) {
 	i.Reset()
 	assert.Equal(t, messaging.Info{}, i)
 }
+
+// TestSetOverwrites: Set answers what FromRecord answers for the same
+// record and carrier, into an Info whose every field holds an earlier
+// answer, as a reused Result's does; a record without a country gets the
+// defaults.
+func TestSetOverwrites(t *testing.T) {
+	withDefault := &format.Carrier{OCN: "2002", MessagingProvider: "Capital Messaging", MessagingEnabled: true}
+	none := &format.Carrier{OCN: "1001"}
+	full := format.Messaging{OK: true, Provider: "Windy Texts", Enabled: true, Country: "CA", CountryCode: "1", ReferenceID: "ref-9"}
+	bare := format.Messaging{OK: true, Provider: "Bare"}
+	stale := messaging.FromRecord(&format.Record{Messaging: full})
+	for _, rec := range []format.Record{
+		{Messaging: full},
+		{Messaging: bare},
+		{Messaging: bare, Ported: format.Ported{OK: true, Carrier: withDefault}},
+		{Block: format.Block{Assigned: true, Carrier: withDefault}},
+		{Block: format.Block{Assigned: true, Carrier: withDefault}, Ported: format.Ported{OK: true, Carrier: none}},
+		{},
+	} {
+		var m *format.Messaging
+		if rec.Messaging.OK {
+			m = &rec.Messaging
+		}
+		got := stale
+		got.Set(m, rec.CurrentCarrier())
+		assert.Equal(t, messaging.FromRecord(&rec), got, "%+v", rec)
+	}
+	i := messaging.FromRecord(&format.Record{Messaging: bare})
+	assert.Equal(t, "US", i.Country)
+	assert.Equal(t, "1", i.CountryCode)
+}

@@ -93,46 +93,52 @@ type Result struct {
 }
 
 // FromRecord resolves the messaging answer for a record that was read with
-// at least [format.FieldPorted]|[format.FieldMessaging] (CONTRACT §4):
+// at least [format.FieldPorted]|[format.FieldMessaging], as [Info.Set] does
+// for the record's messaging record and current carrier.
+func FromRecord(rec *format.Record) Info {
+	var i Info
+	var m *format.Messaging
+	if rec.Messaging.OK {
+		m = &rec.Messaging
+	}
+	i.Set(m, rec.CurrentCarrier())
+	return i
+}
+
+// Set makes *i, which it overwrites whole, the messaging answer for a
+// number whose messaging record is m (nil, or not OK, when it has none)
+// and whose current carrier is c (CONTRACT §4): c is the ported record's
+// SPID, else the OCN holder of the most specific block row, nil when
+// neither exists.
 //
 //  1. the number's own messaging record;
-//  2. else the current carrier's default provider, the current carrier being
-//     the ported record's SPID, else the OCN of the most specific block row;
+//  2. else the current carrier's default provider;
 //  3. else no provider, not enabled.
 //
 // Country and country code come from the record, and are US and 1 when the
-// record leaves them empty or there is none. FromRecord does not check
-// whether the number is vacant; the caller does.
-func FromRecord(rec *format.Record) Info {
-	if m := &rec.Messaging; m.OK {
-		i := Info{
-			Provider:    m.Provider,
-			Enabled:     m.Enabled,
-			Country:     m.Country,
-			CountryCode: m.CountryCode,
-			ReferenceID: m.ReferenceID,
-			Source:      SourceRecord,
-			present:     true,
+// record leaves them empty or there is none. Set does not check whether
+// the number is vacant; the caller does. Each field is written once, so
+// that a Result reused from lookup to lookup is not cleared first.
+func (i *Info) Set(m *format.Messaging, c *format.Carrier) {
+	i.present = true
+	if m != nil && m.OK {
+		i.Provider, i.Enabled, i.ReferenceID, i.Source = m.Provider, m.Enabled, m.ReferenceID, SourceRecord
+		country, code := m.Country, m.CountryCode
+		if country == "" {
+			country = DefaultCountry
 		}
-		if i.Country == "" {
-			i.Country = DefaultCountry
+		if code == "" {
+			code = DefaultCountryCode
 		}
-		if i.CountryCode == "" {
-			i.CountryCode = DefaultCountryCode
-		}
-		return i
+		i.Country, i.CountryCode = country, code
+		return
 	}
-	if c := rec.CurrentCarrier(); c != nil && c.MessagingProvider != "" {
-		return Info{
-			Provider:    c.MessagingProvider,
-			Enabled:     c.MessagingEnabled,
-			Country:     DefaultCountry,
-			CountryCode: DefaultCountryCode,
-			Source:      SourceCarrierDefault,
-			present:     true,
-		}
+	i.Country, i.CountryCode, i.ReferenceID = DefaultCountry, DefaultCountryCode, ""
+	if c != nil && c.MessagingProvider != "" {
+		i.Provider, i.Enabled, i.Source = c.MessagingProvider, c.MessagingEnabled, SourceCarrierDefault
+		return
 	}
-	return Info{Country: DefaultCountry, CountryCode: DefaultCountryCode, Source: SourceNone, present: true}
+	i.Provider, i.Enabled, i.Source = "", false, SourceNone
 }
 
 // Lookup answers the messaging lookup for number, in any form CONTRACT §1
