@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -349,6 +350,11 @@ type MessagingRoute struct {
 // GetMessagingRoute is GetRoute with the messaging record too (Get's
 // FieldPorted|FieldMessaging, with BlockUnlessPorted or without), into a
 // MessagingRoute, which it overwrites whole.
+//
+// It is GetRoute's one frame with a second bucket: both buckets are aimed
+// and touched, the number's BLOCKS entries are located while they are on
+// their way, then the buckets are searched, and only then is the block
+// row decoded and resolved. Each part of r is written once.
 func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {
@@ -357,48 +363,31 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 			return ErrClosed
 		}
 	}
-	err := s.getMessagingRoute(tn, blockUnlessPorted, r)
-	if c.drop() {
-		s.mp.lastReleased()
-	}
-	if err != nil {
-		*r = MessagingRoute{}
-	}
-	return err
-}
-
-// getMessagingRoute is get for the PORTED and MESSAGING sections, in one
-// frame and in get's stages: both buckets are aimed and touched, the block
-// row is read while they are on their way, then the buckets are searched
-// and decoded. Each part of r is written once (r is the caller's, reused
-// or just zeroed: a clear first would write every pointer twice); on an
-// error the caller clears it.
-func (s *snapshot) getMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
 	if !inNANP(tn) {
-		*r = MessagingRoute{}
-		return nil
+		return s.failMessagingRoute(c, r, nil)
 	}
 	npa, rem := tn/10000000, tn%10000000
 	ps, ms := &s.num[numPorted], &s.num[numMessaging]
 	var pq, mq probe
 	ps.aim(npa, rem, &pq)
 	ms.aim(npa, rem, &mq)
-	keep(touch(s.b, &pq) ^ touch(s.b, &mq))
-	row, thousands, assigned, err := s.blockRow(npa, rem)
+	sink := touch(s.b, &pq) ^ touch(s.b, &mq)
+	code, thou, err := s.blocks.locate(npa, rem)
 	if err != nil {
-		return err
+		return s.failMessagingRoute(c, r, err)
 	}
+	keep(sink)
 	if err := ps.find(s.b, &pq); err != nil {
-		return err
+		return s.failMessagingRoute(c, r, err)
 	}
 	if err := ms.find(s.b, &mq); err != nil {
-		return err
+		return s.failMessagingRoute(c, r, err)
 	}
 	switch {
 	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
 	case pq.hit:
 		if err := s.portedFrom(ps.field(pq.w, 0), ps.field(pq.w, 1), &r.Ported); err != nil {
-			return err
+			return s.failMessagingRoute(c, r, err)
 		}
 	default:
 		r.Ported = Ported{}
@@ -407,20 +396,91 @@ func (s *snapshot) getMessagingRoute(tn uint64, blockUnlessPorted bool, r *Messa
 	if mq.hit {
 		t := ms.field(mq.w, 0)
 		if t >= uint64(len(s.msgTuples)) {
-			return errCorruptRecord
+			return s.failMessagingRoute(c, r, errCorruptRecord)
 		}
 		m = &s.msgTuples[t]
 	}
 	r.Messaging = m
-	if !assigned || blockUnlessPorted && r.Ported.OK {
-		r.Block = Block{}
+	if blockUnlessPorted && r.Ported.OK {
+		code = nil
+	}
+	if err := s.blockOf(code, thou, &r.Block); err != nil {
+		return s.failMessagingRoute(c, r, err)
+	}
+	if c.drop() {
+		s.mp.lastReleased()
+	}
+	return nil
+}
+
+// failMessagingRoute is GetMessagingRoute's return on an error, or for a
+// number outside the NANP: it clears r, which may be filled in part,
+// releases the reference on shard c, and returns err. Not inlined, as it
+// is rare.
+//
+//go:noinline
+func (s *snapshot) failMessagingRoute(c *refShard, r *MessagingRoute, err error) error {
+	*r = MessagingRoute{}
+	s.mp.release(c)
+	return err
+}
+
+// locate finds the BLOCKS entries of NPA npa's line rem without reading
+// them: its code entry, nil when its code has none (it is vacant), and its
+// thousands-block's entry, nil when the code has no thousands group. The
+// code indexes are in memory; an entry or group index read from the file
+// is checked against its part's length.
+func (bl *blockIndex) locate(npa, rem uint64) (code *[codeEntrySize]byte, thou *[thouEntrySize]byte, err error) {
+	t := bl.npa[npa]
+	if t == noCodeTable {
+		return nil, nil, nil
+	}
+	k := rem / 1000 // NXX-X
+	nxx := k / 10
+	w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+	bit := uint64(1) << (nxx % 64)
+	if w.bits&bit == 0 {
+		return nil, nil, nil
+	}
+	// In 64 bits, where no index the file holds overflows.
+	o := (uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))) * codeEntrySize
+	if o+codeEntrySize > uint64(len(bl.entryBytes)) {
+		return nil, nil, errCorruptRecord
+	}
+	code = (*[codeEntrySize]byte)(bl.entryBytes[o : o+codeEntrySize])
+	if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
+		o := uint64(g-1)*thouGroupSize + (k-nxx*10)*thouEntrySize
+		if o+thouEntrySize > uint64(len(bl.groupBytes)) {
+			return nil, nil, errCorruptRecord
+		}
+		thou = (*[thouEntrySize]byte)(bl.groupBytes[o : o+thouEntrySize])
+	}
+	return code, thou, nil
+}
+
+// blockOf sets b, which it overwrites whole, from the entries locate
+// found: the thousands entry's row when it has one, else the code
+// entry's; a zero Block for a nil code entry (a vacant code, or a block
+// left out) or an unassigned row.
+func (s *snapshot) blockOf(code *[codeEntrySize]byte, thou *[thouEntrySize]byte, b *Block) error {
+	if code == nil {
+		*b = Block{}
 		return nil
 	}
-	if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+	e, thousands := (*[thouEntrySize]byte)(code[:thouEntrySize]), false
+	if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
+		e, thousands = thou, true
+	}
+	if binary.LittleEndian.Uint32(e[:]) == 0 {
+		*b = Block{}
+		return nil
+	}
+	row := decodeBlockRow(e[:])
+	if err := s.resolveBlock(row, thousands, b); err != nil {
 		return err
 	}
 	if row.lrn == 0 {
-		r.Block.LRN = "" // resolveBlock writes it only for a row with one
+		b.LRN = "" // resolveBlock writes it only for a row with one
 	}
 	return nil
 }
