@@ -4,6 +4,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root
@@ -156,20 +157,30 @@ func Lookup(db *format.DB, number string) (Result, error) {
 // LookupInto is [Lookup] writing its answer into *r, which it overwrites
 // whole, and only when it returns nil: on an error *r is as it was.
 func LookupInto(db *format.DB, number string, r *Result) error {
-	var rec format.Record
-	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldMessaging, "messaging", &rec)
-	if err != nil {
-		return err
+	n, canonical := nanp.ParseCanonical(number)
+	if !canonical {
+		var err error
+		if n, _, err = nanp.Parse(number); err != nil {
+			return err
+		}
 	}
-	i := FromRecord(&rec)
-	*r = Result{
-		PhoneNumber: number,
-		Provider:    i.Provider,
-		Enabled:     i.Enabled,
-		Country:     i.Country,
-		CountryCode: i.CountryCode,
-		ReferenceID: i.ReferenceID,
-		Source:      i.Source,
+	// The ported record, the block row and the messaging record, read
+	// without a Record to clear and copy out of.
+	var mr format.MessagingRoute
+	if err := db.GetMessagingRoute(uint64(n), false, &mr); err != nil {
+		return lookup.Error("messaging", err)
 	}
+	if !mr.Ported.OK && !mr.Block.Assigned {
+		return ErrNotFound // before number's canonical form, which allocates
+	}
+	if !canonical {
+		number = n.String()
+	}
+	var i Info
+	i.Set(mr.Messaging, mr.CurrentCarrier())
+	// Field by field: a composite literal would clear r and copy it.
+	r.PhoneNumber = number
+	r.Provider, r.Enabled, r.Source = i.Provider, i.Enabled, i.Source
+	r.Country, r.CountryCode, r.ReferenceID = i.Country, i.CountryCode, i.ReferenceID
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/testutil/golden"
@@ -51,5 +52,30 @@ func BenchmarkLookup(b *testing.B) {
 				_, _ = messaging.Lookup(db, c.number)
 			}
 		})
+	}
+}
+
+// TestLookupIntoReused: LookupInto into one Result, reused from number to
+// number in every order of the golden cases, answers what Lookup answers
+// (every field is overwritten), and leaves it as it was on an error.
+func TestLookupIntoReused(t *testing.T) {
+	db := testdb.Sample(t)
+	var r messaging.Result
+	for _, first := range messagingCases {
+		if _, isErr := first.Branch.(error); isErr {
+			continue
+		}
+		for _, c := range messagingCases {
+			require.NoError(t, messaging.LookupInto(db, first.Number, &r), first.Number)
+			before := r
+			want, werr := messaging.Lookup(db, c.Number)
+			err := messaging.LookupInto(db, c.Number, &r)
+			require.Equal(t, werr != nil, err != nil, c.Number)
+			if err != nil {
+				assert.Equal(t, before, r, "%s: left alone on an error", c.Number)
+			} else {
+				assert.Equal(t, want, r, "%s after %s", c.Number, first.Number)
+			}
+		}
 	}
 }
