@@ -94,18 +94,23 @@ var lineTypeNames = [...]string{LineUnknown: "unknown", LineMobile: "mobile", Li
 //	wireless, prepaid wireless                    → mobile
 //	VoIP, VoWiFi, class 2 interconnected VoIP     → voip
 func LineTypeOfNumber(sv format.SVType, c *format.Carrier) LineType {
-	switch sv {
-	case format.SVTypeWireline:
-		return LineLandline
-	case format.SVTypeWireless, format.SVTypePrepaidWireless:
-		return LineMobile
-	case format.SVTypeVoIP, format.SVTypeVoWiFi, format.SVTypeClass2InterconnectedVoIP:
-		return LineVoIP
-	}
-	if c == nil {
-		return LineUnknown
+	// A table indexed by any uint8 rather than a switch: small enough to
+	// inline into setEnhanced, on every enhanced lookup's path.
+	if t := svLineTypes[sv]; t != LineUnknown || c == nil {
+		return t
 	}
 	return LineTypeOf(c.Type)
+}
+
+// svLineTypes maps the SV Types that name a line type to it; the others
+// (none, reserved, any other value) are LineUnknown.
+var svLineTypes = [256]LineType{
+	format.SVTypeWireline:                 LineLandline,
+	format.SVTypeWireless:                 LineMobile,
+	format.SVTypePrepaidWireless:          LineMobile,
+	format.SVTypeVoIP:                     LineVoIP,
+	format.SVTypeVoWiFi:                   LineVoIP,
+	format.SVTypeClass2InterconnectedVoIP: LineVoIP,
 }
 
 // LineTypeOf maps a carrier category code, in any case, to a line type:

@@ -84,10 +84,11 @@ func TestLineTypeOfNumber(t *testing.T) {
 		format.SVTypePrepaidWireless: lrn.LineMobile, format.SVTypeVoIP: lrn.LineVoIP,
 		format.SVTypeVoWiFi: lrn.LineVoIP, format.SVTypeClass2InterconnectedVoIP: lrn.LineVoIP,
 		format.SVTypeNone: lrn.LineMobile, format.SVTypeClass2InterconnectedVoIP + 1: lrn.LineMobile,
-		format.MaxSVType: lrn.LineMobile,
+		format.MaxSVType: lrn.LineMobile, 255: lrn.LineMobile,
 	} {
 		assert.Equal(t, want, lrn.LineTypeOfNumber(sv, wireless), sv.String())
 	}
 	assert.Equal(t, lrn.LineUnknown, lrn.LineTypeOfNumber(format.SVTypeNone, nil))
 	assert.Equal(t, lrn.LineVoIP, lrn.LineTypeOfNumber(format.SVTypeVoIP, nil))
+	assert.Equal(t, lrn.LineUnknown, lrn.LineTypeOfNumber(255, nil))
 }
