@@ -1,6 +1,9 @@
 package lrn
 
 import (
+	"time"
+
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/lookup"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
@@ -28,7 +31,20 @@ func lookupMessaging(db *format.DB, number string, opt Options, r *Result) error
 	if !canonical {
 		number = n.String()
 	}
-	resolve(r, &mr.Ported, &mr.Block, nil, number, opt)
-	r.Messaging.Set(mr.Messaging, mr.CurrentCarrier())
+	// resolve's answer, written in this frame, with the messaging answer
+	// from the same current carrier.
+	lrn, at, source, c, _ := route(&mr.Ported, &mr.Block, number)
+	var t lnpdb.Time // lnpdb.Unix(at), inlined (see set)
+	if at != 0 {
+		t.Time = time.Unix(at, 0).UTC()
+	}
+	r.set(lrn, t, source, c, number)
+	switch {
+	case opt.Enhanced:
+		setEnhanced(&r.Enhanced, c, mr.Ported.SVType, mr.Block.RateCenter)
+	case r.Enhanced.present: // not IsZero, which copies the whole struct
+		r.Enhanced = Enhanced{}
+	}
+	r.Messaging.Set(mr.Messaging, c)
 	return nil
 }
