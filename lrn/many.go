@@ -109,17 +109,18 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
 	dst = dst[:len(chunk)]
 	for k, num := range chunk {
-		n, canonical, err := nanp.Parse(num)
-		if err != nil {
-			dst[k] = Answer{Err: err}
-			continue
+		n, canonical := nanp.ParseCanonical(num)
+		if !canonical {
+			var err error
+			if n, _, err = nanp.Parse(num); err != nil {
+				dst[k] = Answer{Err: err}
+				continue
+			}
+			s.converted[uint8(m)] = n.String()
+			conv = true
 		}
 		j := uint8(m) // m <= k < batchSize
 		s.tns[j], s.at[j] = uint64(n), uint8(k)
-		if !canonical {
-			s.converted[j] = n.String()
-			conv = true
-		}
 		m++
 	}
 	return m, conv
