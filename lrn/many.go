@@ -107,8 +107,21 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 // valid ones in s; it returns how many it kept and whether any was not in
 // canonical form.
 func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
+	// Canonical inputs, the common case, each at its own position, in a
+	// loop that keeps no more across the call than it must.
+	chunk = chunk[:min(len(chunk), batchSize)]
+	for m < len(chunk) {
+		n, ok := nanp.ParseCanonical(chunk[m])
+		if !ok {
+			break
+		}
+		j := uint8(m)
+		s.tns[j], s.at[j] = uint64(n), j
+		m++
+	}
 	dst = dst[:len(chunk)]
-	for k, num := range chunk {
+	for k := m; k < len(chunk); k++ {
+		num := chunk[k]
 		n, canonical := nanp.ParseCanonical(num)
 		if !canonical {
 			var err error
