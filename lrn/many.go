@@ -219,45 +219,41 @@ func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Ro
 	} else {
 		for _, j := range s.kinds[kindPorted][:n[kindPorted]] {
 			p := &routes[j].Ported
-			dst[s.at[j]].setPlain(p.LRN, lnpdb.Unix(p.ActivatedAt), SourcePorted, p.Carrier, s.phone(j, chunk, conv))
+			dst[s.at[j]].setPlain(p.LRN, lnpdb.Unix(p.ActivatedAt), SourcePorted, p.Carrier, s.phone(j, chunk, conv), nil)
 		}
 		for _, j := range s.kinds[kindPooled][:n[kindPooled]] {
 			b := &routes[j].Block
-			dst[s.at[j]].setPlain(b.LRN, lnpdb.Unix(b.ActivatedAt), SourcePooled, b.Carrier, s.phone(j, chunk, conv))
+			dst[s.at[j]].setPlain(b.LRN, lnpdb.Unix(b.ActivatedAt), SourcePooled, b.Carrier, s.phone(j, chunk, conv), nil)
 		}
 		for _, j := range s.kinds[kindCode][:n[kindCode]] {
 			phone := s.phone(j, chunk, conv)
-			dst[s.at[j]].setPlain(phone, lnpdb.Time{}, SourceCode, routes[j].Block.Carrier, phone)
+			dst[s.at[j]].setPlain(phone, lnpdb.Time{}, SourceCode, routes[j].Block.Carrier, phone, nil)
 		}
 	}
 	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
 		s.phone(j, chunk, conv)
-		a := &dst[s.at[j]]
-		a.setPlain("", lnpdb.Time{}, 0, nil, "") // cleared field by field: see resolve
-		a.Err = ErrNotFound
+		// Cleared field by field, not as a whole Answer: see resolve.
+		dst[s.at[j]].setPlain("", lnpdb.Time{}, 0, nil, "", ErrNotFound)
 	}
 }
 
 // setPlain sets a to a plain lookup's answer (no enhanced or messaging
 // data), as resolve does, from its parts: the LRN, its activation, its
-// source, the current carrier and the number's canonical form. Each
-// field is written once.
-func (a *Answer) setPlain(lrn string, at lnpdb.Time, source Source, c *format.Carrier, phone string) {
-	a.LRN = lrn
-	a.PhoneNumber = phone
-	a.ActivatedAt = at
-	a.Ported = source == SourcePorted
-	a.Source = source
+// source, the current carrier, the number's canonical form and the
+// error (with zero parts, a vacant number's answer). Each field is
+// written once.
+func (a *Answer) setPlain(lrn string, at lnpdb.Time, source Source, c *format.Carrier, phone string, err error) {
 	spid := ""
 	if c != nil {
 		spid = c.OCN
 	}
-	a.SPID = spid
+	// The pointers stored together, under one write-barrier check.
+	a.LRN, a.PhoneNumber, a.ActivatedAt, a.SPID, a.Err = lrn, phone, at, spid, err
+	a.Ported, a.Source = source == SourcePorted, source
 	if a.Enhanced.present {
 		a.Enhanced = Enhanced{}
 	}
 	a.Messaging.Reset()
-	a.Err = nil
 }
 
 // resolveRecords answers, into dst, the batch's numbers from their
@@ -273,8 +269,7 @@ func (s *scratch) resolveRecords(dst []Answer, chunk []string, recs []format.Rec
 	}
 	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
 		s.phone(j, chunk, conv)
-		a := &dst[s.at[j]]
-		a.setPlain("", lnpdb.Time{}, 0, nil, "") // cleared field by field: see resolve
-		a.Err = ErrNotFound
+		// Cleared field by field, not as a whole Answer: see resolve.
+		dst[s.at[j]].setPlain("", lnpdb.Time{}, 0, nil, "", ErrNotFound)
 	}
 }
