@@ -2,29 +2,14 @@
 // stages after the bucket search, lrn.LookupMany's resolving) goes through
 // its numbers: grouped by kind, so that the branches on a number's kind go
 // the same way as for the number before and the CPU predicts them, where
-// in a mixed batch's order it mispredicts about half of them. The order is
-// a counting sort, and the kinds are worked out without a branch (Bit).
+// in a mixed batch's order it mispredicts about half of them, and each
+// kind's numbers in batch order. A batch lists its numbers by kind in one
+// pass: every number is written at the end of every kind's list, and
+// only its own kind's end moves on, by its kind's Bit. The kinds are
+// worked out without a branch, and the ends stay in registers; a
+// counting sort, which loads and stores a count for every number, cost a
+// batch more than the listing and the work it orders together.
 package kindorder
-
-// Kinds is how many kinds Sort orders: kinds are 0 to Kinds-1.
-const Kinds = 4
-
-// Sort sets order[:len(kinds)] to the indexes of kinds, kind 0's first,
-// then kind 1's, and so on, each kind's in index order. Every kind must be
-// below Kinds; order must be at least as long as kinds.
-func Sort(kinds []uint8, order []int) {
-	var at [Kinds + 1]int
-	for _, k := range kinds {
-		at[k+1]++
-	}
-	for k := 1; k < Kinds; k++ {
-		at[k] += at[k-1]
-	}
-	for i, k := range kinds {
-		order[at[k]] = i
-		at[k]++
-	}
-}
 
 // Bit is 1 for true and 0 for false, without a branch.
 func Bit(v bool) uint8 {
