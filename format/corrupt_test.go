@@ -242,6 +242,9 @@ func TestDamagedBlockIndex(t *testing.T) {
 				out := make([]format.Record, 2)
 				assert.ErrorIs(t, db.GetMany([]uint64{2025550123, tn}, f, out), format.ErrCorrupt, "GetMany")
 			}
+			rec := format.Record{Number: 1, CNAM: format.CNAM{OK: true, Name: "stale"}}
+			assert.ErrorIs(t, db.GetInto(tn, format.FieldAll, &rec), format.ErrCorrupt, "GetInto")
+			assert.Zero(t, rec, "GetInto clears the record on an error")
 			var rt format.Route
 			assert.ErrorIs(t, db.GetRoute(tn, false, &rt), format.ErrCorrupt, "GetRoute")
 			assert.ErrorIs(t, db.GetRoutes([]uint64{2025550123, tn}, false, make([]format.Route, 2)), format.ErrCorrupt, "GetRoutes")

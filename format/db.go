@@ -321,18 +321,22 @@ func (db *DB) Get(tn uint64, f Fields) (r Record, err error) {
 }
 
 // GetInto is Get writing into *r, which it overwrites whole: a caller that
-// keeps a Record (or a slice of them) saves Get's copy of the result.
+// keeps a Record (or a slice of them) saves Get's copy of the result. On
+// an error *r is zero.
 func (db *DB) GetInto(tn uint64, f Fields, r *Record) error {
-	*r = Record{}
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {
 		if s, c = db.reenter(s, c, tn); s == nil {
+			*r = Record{}
 			return ErrClosed
 		}
 	}
 	err := s.get(tn, f, r)
 	if c.drop() {
 		s.mp.lastReleased()
+	}
+	if err != nil {
+		*r = Record{}
 	}
 	return err
 }
@@ -485,19 +489,21 @@ func (s *snapshot) blockOf(code *[codeEntrySize]byte, thou *[thouEntrySize]byte,
 	return nil
 }
 
-// get fills r, which must be zero, for tn. It takes the lookup in stages so
-// that the memory accesses of the sections f selects overlap: first every
-// section's bucket is computed and touched (independent loads, each of
-// which only the number decided), then the block data is read (small and
-// mostly in cache) while those lines are on their way, and only then are
-// the buckets searched and decoded. Its loops visit only the sections f
-// selects: this is the path of every single lookup, and what it does
-// besides its one cache miss is most of its cost when the table is cached.
+// get sets r, which it overwrites whole, each part once (a clear first
+// would write every pointer twice), for tn; on an error r may be filled in
+// part. It takes the lookup in stages so that the memory accesses of the
+// sections f selects overlap: first every section's bucket is computed
+// and touched (independent loads, each of which only the number decided),
+// then the number's BLOCKS entries are located while those lines are on
+// their way, and only then are the buckets searched and decoded, and the
+// block row last, not at all when BlockUnlessPorted leaves it out. Its
+// loops visit only the sections f selects.
 func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
-	r.Number = tn
 	if !inNANP(tn) {
+		*r = Record{Number: tn}
 		return nil
 	}
+	r.Number = tn
 	npa, rem := tn/10000000, tn%10000000
 	sel := f & FieldAll
 	var q [numSectionCount]probe
@@ -507,36 +513,54 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 		s.num[i].aim(npa, rem, &q[i])
 		sink ^= touch(s.b, &q[i])
 	}
-	keep(sink)
-	// The block row is read while the buckets are on their way, even when
-	// a ported record will make it unneeded (BlockUnlessPorted): read after
-	// the bucket, its own misses in BLOCKS would add to the lookup's
-	// latency. With BlockUnlessPorted it is resolved against the
-	// dictionaries only once the number is known not to be ported, as
-	// GetRoute and GetMany do.
-	row, thousands, assigned, err := s.blockRow(npa, rem)
+	code, thou, err := s.blocks.locate(npa, rem)
 	if err != nil {
 		return err
 	}
-	lazy := f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted
-	if assigned && !lazy {
-		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
-			return err
-		}
-	}
+	keep(sink)
 	for m := sel; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros8(uint8(m))
 		if err := s.num[i].find(s.b, &q[i]); err != nil {
 			return err
 		}
-		if err := s.decodeProbe(tn, i, &q[i], r); err != nil {
+	}
+	// Each part once: the file's record, the pending updates' ported
+	// record, or zero for a number without one or a section not read.
+	switch {
+	case sel&FieldPorted == 0:
+		r.Ported = Ported{}
+	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
+	case q[numPorted].hit:
+		ps := &s.num[numPorted]
+		if err := s.portedFrom(ps.field(q[numPorted].w, 0), ps.field(q[numPorted].w, 1), &r.Ported); err != nil {
 			return err
 		}
+	default:
+		r.Ported = Ported{}
 	}
-	if assigned && lazy && !r.Ported.OK {
-		return s.resolveBlock(row, thousands, &r.Block)
+	if !q[numMessaging].hit {
+		r.Messaging = Messaging{}
 	}
-	return nil
+	if !q[numCNAM].hit {
+		r.CNAM = CNAM{}
+	}
+	if !q[numTrust].hit {
+		r.Trust = Trust{}
+	}
+	for m := sel &^ FieldPorted; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros8(uint8(m))
+		if q[i].hit {
+			var v fieldValues
+			s.num[i].fields(q[i].w, &v)
+			if err := s.decodeSection(i, &v, r); err != nil {
+				return err
+			}
+		}
+	}
+	if f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted && r.Ported.OK {
+		code = nil
+	}
+	return s.blockOf(code, thou, &r.Block)
 }
 
 // decodeProbe fills r's part of section i from its found probe q, with the
