@@ -25,9 +25,14 @@ import (
 // is lnpdb.ErrNotFound; a table's error is as Error returns it, for the
 // package named pkg.
 func Get(db *format.DB, number string, f format.Fields, pkg string, rec *format.Record) (string, error) {
-	n, canonical, err := nanp.Parse(number)
-	if err != nil {
-		return "", err
+	// The canonical leaf first, as nanp.Parse does, without Parse's call
+	// for the form every front end sends.
+	n, canonical := nanp.ParseCanonical(number)
+	if !canonical {
+		var err error
+		if n, _, err = nanp.Parse(number); err != nil {
+			return "", err
+		}
 	}
 	if err := db.GetInto(uint64(n), f, rec); err != nil {
 		return "", Error(pkg, err)
