@@ -57,7 +57,8 @@ func TestScore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := score(&tt.rec, "12025550123", now)
+			var r Result
+			score(&tt.rec, "12025550123", now, &r)
 			assert.Equal(t, tt.score, r.Score)
 			assert.Equal(t, tt.level, r.Level)
 			assert.Equal(t, tt.reasons, r.Reasons)
@@ -82,7 +83,8 @@ func TestScoreLevelsAtBoundaries(t *testing.T) {
 		{"SCAM", 1, 37, LevelLow},
 	} {
 		rec := format.Record{Block: block, Trust: format.Trust{OK: true, SpamType: tt.spam, Complaints: tt.complaints}}
-		r := score(&rec, "12025550123", now)
+		var r Result
+		score(&rec, "12025550123", now, &r)
 		assert.Equal(t, tt.score, r.Score, "%s %d", tt.spam, tt.complaints)
 		assert.Equal(t, tt.level, r.Level, "%s %d", tt.spam, tt.complaints)
 	}

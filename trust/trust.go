@@ -134,7 +134,7 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	*r = score(&rec, number, now)
+	score(&rec, number, now, r)
 	return nil
 }
 
@@ -143,32 +143,35 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 // writes to it.
 var noReasons = []string{}
 
-func score(rec *format.Record, phone string, now time.Time) Result {
-	r := Result{
-		PhoneNumber: phone,
-		Score:       maxScore,
-		SpamType:    SpamNone,
-		Reasons:     noReasons,
-	}
-	deduct := func(cost int, reason string) {
-		if cap(r.Reasons) == 0 {
-			r.Reasons = make([]string, 0, maxReasons)
-		}
-		r.Score -= cost
-		r.Reasons = append(r.Reasons, reason)
-	}
+// score sets every field of r, the trust answer for the number phone whose
+// record (read with at least FieldPorted|FieldTrust) is rec, as of now.
+// It writes each field once, rather than building a Result and copying
+// it: r is the caller's, often reused from lookup to lookup. A Reasons
+// list is allocated anew when there is a deduction, never appended to the
+// one r held, which the caller may still be reading.
+func score(rec *format.Record, phone string, now time.Time, r *Result) {
+	spamType, complaints := SpamNone, uint32(0)
+	var first, last lnpdb.Time
 	if t := &rec.Trust; t.OK {
 		if t.SpamType != "" {
-			r.SpamType = t.SpamType
+			spamType = t.SpamType
 		}
-		r.Complaints = t.Complaints
-		r.FirstReported, r.LastReported = lnpdb.Unix(t.FirstReported), lnpdb.Unix(t.LastReported)
+		complaints = t.Complaints
+		first, last = lnpdb.Unix(t.FirstReported), lnpdb.Unix(t.LastReported)
 	}
-	if cost, reason := spamCost(r.SpamType); cost != 0 {
+	points, reasons := maxScore, noReasons
+	deduct := func(cost int, reason string) {
+		if cap(reasons) == 0 {
+			reasons = make([]string, 0, maxReasons)
+		}
+		points -= cost
+		reasons = append(reasons, reason)
+	}
+	if cost, reason := spamCost(spamType); cost != 0 {
 		deduct(cost, reason)
 	}
-	if r.Complaints > 0 {
-		deduct(int(min(uint64(r.Complaints)*perComplaint, maxComplaintsCost)), ReasonComplaints)
+	if complaints > 0 {
+		deduct(int(min(uint64(complaints)*perComplaint, maxComplaintsCost)), ReasonComplaints)
 	}
 
 	c, activated, week, month := rec.CurrentCarrier(), int64(0), ReasonPooled7D, ReasonPooled30D
@@ -193,14 +196,15 @@ func score(rec *format.Record, phone string, now time.Time) Result {
 		deduct(voipCost, ReasonVoIP)
 	}
 
-	r.Score = max(0, min(maxScore, r.Score))
+	points = max(0, min(maxScore, points))
+	level := LevelLow
 	switch {
-	case r.Score >= highFrom:
-		r.Level = LevelHigh
-	case r.Score >= mediumFrom:
-		r.Level = LevelMedium
-	default:
-		r.Level = LevelLow
+	case points >= highFrom:
+		level = LevelHigh
+	case points >= mediumFrom:
+		level = LevelMedium
 	}
-	return r
+	r.PhoneNumber, r.Score, r.Level = phone, points, level
+	r.SpamType, r.Complaints, r.FirstReported, r.LastReported = spamType, complaints, first, last
+	r.Reasons = reasons
 }
