@@ -358,7 +358,10 @@ type MessagingRoute struct {
 // It is GetRoute's one frame with a second bucket: both buckets are aimed
 // and touched, the number's BLOCKS entries are located while they are on
 // their way, then the buckets are searched, and only then is the block
-// row decoded and resolved. Each part of r is written once.
+// row decoded and resolved. Each part of r is written once. It repeats
+// GetRoute's steps rather than sharing a function with it: a function of
+// their own, or a body with the messaging section optional, costs a plain
+// lookup a fifth more of what GetRoute spends.
 func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {
@@ -376,9 +379,31 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 	ps.aim(npa, rem, &pq)
 	ms.aim(npa, rem, &mq)
 	sink := touch(s.b, &pq) ^ touch(s.b, &mq)
-	code, thou, err := s.blocks.locate(npa, rem)
-	if err != nil {
-		return s.failMessagingRoute(c, r, err)
+	// The number's BLOCKS entries, located as GetRoute locates them.
+	var (
+		code *[codeEntrySize]byte
+		thou *[thouEntrySize]byte
+	)
+	bl := &s.blocks
+	if t := bl.npa[npa]; t != noCodeTable {
+		k := rem / 1000 // NXX-X
+		nxx := k / 10
+		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
+			// In 64 bits, where no index the file holds overflows.
+			o := (uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))) * codeEntrySize
+			if o+codeEntrySize > uint64(len(bl.entryBytes)) {
+				return s.failMessagingRoute(c, r, errCorruptRecord)
+			}
+			code = (*[codeEntrySize]byte)(bl.entryBytes[o : o+codeEntrySize])
+			if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
+				o := uint64(g-1)*thouGroupSize + (k-nxx*10)*thouEntrySize
+				if o+thouEntrySize > uint64(len(bl.groupBytes)) {
+					return s.failMessagingRoute(c, r, errCorruptRecord)
+				}
+				thou = (*[thouEntrySize]byte)(bl.groupBytes[o : o+thouEntrySize])
+			}
+		}
 	}
 	keep(sink)
 	if err := ps.find(s.b, &pq); err != nil {
@@ -405,11 +430,25 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 		m = &s.msgTuples[t]
 	}
 	r.Messaging = m
-	if blockUnlessPorted && r.Ported.OK {
-		code = nil
+	// The thousands entry's row when it has one, else the code entry's.
+	var e *[thouEntrySize]byte
+	thousands := false
+	if code != nil && !(blockUnlessPorted && r.Ported.OK) {
+		e = (*[thouEntrySize]byte)(code[:thouEntrySize])
+		if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
+			e, thousands = thou, true
+		}
 	}
-	if err := s.blockOf(code, thou, &r.Block); err != nil {
-		return s.failMessagingRoute(c, r, err)
+	if e == nil || binary.LittleEndian.Uint32(e[:]) == 0 {
+		r.Block = Block{}
+	} else {
+		row := decodeBlockRow(e[:])
+		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+			return s.failMessagingRoute(c, r, err)
+		}
+		if row.lrn == 0 {
+			r.Block.LRN = "" // resolveBlock writes it only for a row with one
+		}
 	}
 	if c.drop() {
 		s.mp.lastReleased()
@@ -429,75 +468,16 @@ func (s *snapshot) failMessagingRoute(c *refShard, r *MessagingRoute, err error)
 	return err
 }
 
-// locate finds the BLOCKS entries of NPA npa's line rem without reading
-// them: its code entry, nil when its code has none (it is vacant), and its
-// thousands-block's entry, nil when the code has no thousands group. The
-// code indexes are in memory; an entry or group index read from the file
-// is checked against its part's length.
-func (bl *blockIndex) locate(npa, rem uint64) (code *[codeEntrySize]byte, thou *[thouEntrySize]byte, err error) {
-	t := bl.npa[npa]
-	if t == noCodeTable {
-		return nil, nil, nil
-	}
-	k := rem / 1000 // NXX-X
-	nxx := k / 10
-	w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
-	bit := uint64(1) << (nxx % 64)
-	if w.bits&bit == 0 {
-		return nil, nil, nil
-	}
-	// In 64 bits, where no index the file holds overflows.
-	o := (uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))) * codeEntrySize
-	if o+codeEntrySize > uint64(len(bl.entryBytes)) {
-		return nil, nil, errCorruptRecord
-	}
-	code = (*[codeEntrySize]byte)(bl.entryBytes[o : o+codeEntrySize])
-	if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
-		o := uint64(g-1)*thouGroupSize + (k-nxx*10)*thouEntrySize
-		if o+thouEntrySize > uint64(len(bl.groupBytes)) {
-			return nil, nil, errCorruptRecord
-		}
-		thou = (*[thouEntrySize]byte)(bl.groupBytes[o : o+thouEntrySize])
-	}
-	return code, thou, nil
-}
-
-// blockOf sets b, which it overwrites whole, from the entries locate
-// found: the thousands entry's row when it has one, else the code
-// entry's; a zero Block for a nil code entry (a vacant code, or a block
-// left out) or an unassigned row.
-func (s *snapshot) blockOf(code *[codeEntrySize]byte, thou *[thouEntrySize]byte, b *Block) error {
-	if code == nil {
-		*b = Block{}
-		return nil
-	}
-	e, thousands := (*[thouEntrySize]byte)(code[:thouEntrySize]), false
-	if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
-		e, thousands = thou, true
-	}
-	if binary.LittleEndian.Uint32(e[:]) == 0 {
-		*b = Block{}
-		return nil
-	}
-	row := decodeBlockRow(e[:])
-	if err := s.resolveBlock(row, thousands, b); err != nil {
-		return err
-	}
-	if row.lrn == 0 {
-		b.LRN = "" // resolveBlock writes it only for a row with one
-	}
-	return nil
-}
-
 // get sets r, which it overwrites whole, each part once (a clear first
 // would write every pointer twice), for tn; on an error r may be filled in
 // part. It takes the lookup in stages so that the memory accesses of the
 // sections f selects overlap: first every section's bucket is computed
 // and touched (independent loads, each of which only the number decided),
-// then the number's BLOCKS entries are located while those lines are on
-// their way, and only then are the buckets searched and decoded, and the
-// block row last, not at all when BlockUnlessPorted leaves it out. Its
-// loops visit only the sections f selects.
+// then the raw block row is read (small and mostly in cache) while those
+// lines are on their way, and only then are the buckets searched and
+// decoded, and the block row resolved against the dictionaries last, not
+// at all when BlockUnlessPorted leaves it out. Its loops visit only the
+// sections f selects.
 func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	if !inNANP(tn) {
 		*r = Record{Number: tn}
@@ -513,7 +493,7 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 		s.num[i].aim(npa, rem, &q[i])
 		sink ^= touch(s.b, &q[i])
 	}
-	code, thou, err := s.blocks.locate(npa, rem)
+	row, thousands, assigned, err := s.blockRow(npa, rem)
 	if err != nil {
 		return err
 	}
@@ -557,10 +537,17 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 			}
 		}
 	}
-	if f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted && r.Ported.OK {
-		code = nil
+	if !assigned || f&(FieldPorted|BlockUnlessPorted) == FieldPorted|BlockUnlessPorted && r.Ported.OK {
+		r.Block = Block{}
+		return nil
 	}
-	return s.blockOf(code, thou, &r.Block)
+	if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
+		return err
+	}
+	if row.lrn == 0 {
+		r.Block.LRN = "" // resolveBlock writes it only for a row with one
+	}
+	return nil
 }
 
 // decodeProbe fills r's part of section i from its found probe q, with the
