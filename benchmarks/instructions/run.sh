@@ -70,7 +70,9 @@ answers were checked against ported.csv first: $checked.
 Cases: **plain** \`lrn.Lookup(db, number, lrn.Options{})\` in a loop, the returned
 Result copied out; **plain-into** \`lrn.LookupInto\` into one Result the loop reuses, as the
 front ends do; **full**, **full-into** the same with Enhanced and Messaging; **many**
-\`lrn.LookupMany\` plain, 1,024 numbers a call, into a reused slice. The figures include the
+\`lrn.LookupMany\` plain, 1,024 numbers a call, into a reused slice; **messaging-into**,
+**trust-into** (not measured unless CASES names them) \`messaging.LookupInto\` and
+\`trust.LookupInto\` (at a fixed time) into one reused Result. The figures include the
 caller's loop.
 INTRO
 	)" "${profiles[@]}"
