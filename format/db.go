@@ -359,9 +359,9 @@ type MessagingRoute struct {
 // and touched, the number's BLOCKS entries are located while they are on
 // their way, then the buckets are searched, and only then is the block
 // row decoded and resolved. Each part of r is written once. It repeats
-// GetRoute's steps rather than sharing a function with it: a function of
-// their own, or a body with the messaging section optional, costs a plain
-// lookup a fifth more of what GetRoute spends.
+// GetRoute's BLOCKS steps rather than share code with it: as functions of
+// their own they cost this lookup 38 instructions, and one body for both,
+// its messaging section optional, costs a plain lookup 16 (of 586).
 func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {

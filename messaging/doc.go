@@ -7,8 +7,10 @@
 // SPID, else of the number's most specific block row), else no provider and
 // not enabled. The country is always US, country code 1.
 //
-// [Lookup] answers the flat body of POST /api/v1/messaging; [FromRecord]
-// gives the nested messaging object of an LRN lookup, which package lrn uses.
+// [Lookup] answers the flat body of POST /api/v1/messaging; [Info.Set], from
+// a number's messaging record and current carrier, and [FromRecord], from
+// a Record, give the nested messaging object of an LRN lookup, which
+// package lrn uses.
 //
 //	r, err := messaging.Lookup(db, "12025550123")
 //	if errors.Is(err, messaging.ErrNotFound) { ... } // vacant NPA-NXX
