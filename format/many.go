@@ -272,16 +272,16 @@ func (b *batch) byKind() {
 	q := b.q[numPorted][:len(b.tns)]
 	code := b.code[:len(q)]
 	hits, codes, nones := &b.kinds[kindHit], &b.kinds[kindCode], &b.kinds[kindNone]
-	var nh, nc, nn uint8
+	var nh, nc uint8
 	for j := range q {
 		hit := kindorder.Bit(q[j].hit)
 		withCode := kindorder.Bit(code[j] != 0) &^ hit
-		hits[nh%batchSize], codes[nc%batchSize], nones[nn%batchSize] = uint8(j), uint8(j), uint8(j)
+		// The numbers so far of neither kind are the others so far.
+		hits[nh%batchSize], codes[nc%batchSize], nones[(uint8(j)-nh-nc)%batchSize] = uint8(j), uint8(j), uint8(j)
 		nh += hit
 		nc += withCode
-		nn += 1 - hit - withCode
 	}
-	b.nkinds = [numKinds]int{int(nh), int(nc), int(nn)}
+	b.nkinds = [numKinds]int{int(nh), int(nc), len(q) - int(nh) - int(nc)}
 }
 
 // touchTuples, stage 2, touches the MSGTUPLE entries the messaging hits

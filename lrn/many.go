@@ -163,12 +163,13 @@ const (
 )
 
 // kindBits returns, for a number with ported record p and block row b,
-// 1 for the kind of its answer and 0 for the others, without a branch.
-func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code, vacant uint8) {
+// 1 for the kind of its answer and 0 for the others (all 0: vacant),
+// without a branch.
+func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code uint8) {
 	ported = kindorder.Bit(p.OK)
 	pooled = kindorder.Bit(b.LRN != "") &^ ported
 	code = kindorder.Bit(b.Assigned) &^ (ported | pooled)
-	return ported, pooled, code, 1 - ported - pooled - code
+	return ported, pooled, code
 }
 
 // routeByKind lists the batch's numbers by kind, from their routes, and
@@ -177,32 +178,32 @@ func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code, vacant u
 // no count to load and store. A function of its own, so that the loop
 // has its few values in registers.
 func (s *scratch) routeByKind(routes []format.Route) [numKinds]uint8 {
-	var np, nl, nc, nv uint8
+	var np, nl, nc uint8
+	pl, ll, cl, vl := &s.kinds[kindPorted], &s.kinds[kindPooled], &s.kinds[kindCode], &s.kinds[kindVacant]
 	for j := range routes {
-		ported, pooled, code, vacant := kindBits(&routes[j].Ported, &routes[j].Block)
-		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
-		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
+		ported, pooled, code := kindBits(&routes[j].Ported, &routes[j].Block)
+		// The vacant ones so far are the numbers so far not of the others.
+		pl[np], ll[nl], cl[nc], vl[uint8(j)-np-nl-nc] = uint8(j), uint8(j), uint8(j), uint8(j)
 		np += ported
 		nl += pooled
 		nc += code
-		nv += vacant
 	}
-	return [numKinds]uint8{np, nl, nc, nv}
+	return [numKinds]uint8{np, nl, nc, uint8(len(routes)) - np - nl - nc}
 }
 
 // recordByKind is routeByKind for records.
 func (s *scratch) recordByKind(recs []format.Record) [numKinds]uint8 {
-	var np, nl, nc, nv uint8
+	var np, nl, nc uint8
+	pl, ll, cl, vl := &s.kinds[kindPorted], &s.kinds[kindPooled], &s.kinds[kindCode], &s.kinds[kindVacant]
 	for j := range recs {
-		ported, pooled, code, vacant := kindBits(&recs[j].Ported, &recs[j].Block)
-		s.kinds[kindPorted][np], s.kinds[kindPooled][nl] = uint8(j), uint8(j)
-		s.kinds[kindCode][nc], s.kinds[kindVacant][nv] = uint8(j), uint8(j)
+		ported, pooled, code := kindBits(&recs[j].Ported, &recs[j].Block)
+		// The vacant ones so far are the numbers so far not of the others.
+		pl[np], ll[nl], cl[nc], vl[uint8(j)-np-nl-nc] = uint8(j), uint8(j), uint8(j), uint8(j)
 		np += ported
 		nl += pooled
 		nc += code
-		nv += vacant
 	}
-	return [numKinds]uint8{np, nl, nc, nv}
+	return [numKinds]uint8{np, nl, nc, uint8(len(recs)) - np - nl - nc}
 }
 
 // resolveRoutes answers, into dst, the batch's numbers from their routes.
