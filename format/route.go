@@ -83,7 +83,10 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 			}
 		}
 	}
-	keep(sink)
+	// The touches' byte goes into r, which every path writes again after
+	// find: a store the compiler must keep, as find might read r for all
+	// it knows, and with it the loads, for less than keep's call.
+	r.Block.Thousands = sink != 0
 	if err := sec.find(s.b, &q); err != nil {
 		return s.failRoute(c, r, err)
 	}
