@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // The BLOCKS section indexes block data directly by number prefix, storing
@@ -80,11 +81,27 @@ type blockIndex struct {
 	// a code index below the count (loadBlocks checks each) and an NXX,
 	// with one bounds check and no decoding.
 	words []codeWord
-	// The code entries and thousands groups, in the mapped file, each
-	// exactly as long as its count says: a lookup checks the index it
-	// read from the file against the length, and Go's own bounds check,
-	// then proven, adds nothing.
-	entryBytes, groupBytes []byte
+	// The code entries and the thousands groups' entries, in the mapped
+	// file, as arrays of their bytes: a lookup checks an index it read
+	// from the file against the length, one compare, and Go's own bounds
+	// check, then proven, adds nothing.
+	codeEntries []codeEntry
+	thouEntries []thouEntry
+}
+
+// codeEntry and thouEntry are the bytes of a code entry and of a thousands
+// group's entry.
+type (
+	codeEntry = [codeEntrySize]byte
+	thouEntry = [thouEntrySize]byte
+)
+
+// entriesOf views b, whose length is a multiple of the size of E, a byte
+// array, as a slice of E without copying it: its elements are b's bytes,
+// and its length is what b holds.
+func entriesOf[E codeEntry | thouEntry](b []byte) []E {
+	var e E
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/len(e))
 }
 
 // codeWord is an index word: bit NXX%64 of bits is set when the code has
@@ -126,8 +143,8 @@ func loadBlocks(m *region, e dirEntry, bi *blockIndex) error {
 	for i, p := 0, b[bi.indexes:bi.entries]; i < len(bi.words); i, p = i+1, p[indexWordSize:] {
 		bi.words[i] = codeWord{binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint32(p[8:])}
 	}
-	bi.entryBytes = b[bi.entries:bi.thou:bi.thou]
-	bi.groupBytes = b[bi.thou:bi.end:bi.end]
+	bi.codeEntries = entriesOf[codeEntry](b[bi.entries:bi.thou])
+	bi.thouEntries = entriesOf[thouEntry](b[bi.thou:bi.end])
 	return nil
 }
 

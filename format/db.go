@@ -381,27 +381,26 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 	sink := touch(s.b, &pq) ^ touch(s.b, &mq)
 	// The number's BLOCKS entries, located as GetRoute locates them.
 	var (
-		code *[codeEntrySize]byte
-		thou *[thouEntrySize]byte
+		code *codeEntry
+		thou *thouEntry
 	)
 	bl := &s.blocks
 	if t := bl.npa[npa]; t != noCodeTable {
-		k := rem / 1000 // NXX-X
-		nxx := k / 10
+		nxx := rem / 10000
 		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
 		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
 			// In 64 bits, where no index the file holds overflows.
-			o := (uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))) * codeEntrySize
-			if o+codeEntrySize > uint64(len(bl.entryBytes)) {
+			i := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))
+			if i >= uint64(len(bl.codeEntries)) {
 				return s.failMessagingRoute(c, r, errCorruptRecord)
 			}
-			code = (*[codeEntrySize]byte)(bl.entryBytes[o : o+codeEntrySize])
+			code = &bl.codeEntries[i]
 			if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
-				o := uint64(g-1)*thouGroupSize + (k-nxx*10)*thouEntrySize
-				if o+thouEntrySize > uint64(len(bl.groupBytes)) {
+				i := uint64(g-1)*10 + rem/1000 - nxx*10 // group g's entry for the X
+				if i >= uint64(len(bl.thouEntries)) {
 					return s.failMessagingRoute(c, r, errCorruptRecord)
 				}
-				thou = (*[thouEntrySize]byte)(bl.groupBytes[o : o+thouEntrySize])
+				thou = &bl.thouEntries[i]
 			}
 		}
 	}
