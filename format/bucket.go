@@ -185,14 +185,27 @@ type probe struct {
 
 // aim computes npa-rem's home bucket; q.pt is nil when the NPA holds no
 // keys (or the remainder is no valid line).
-func (s *numSection) aim(npa, rem uint64, q *probe) {
+func (s *numSection) aim(npa, rem uint64, q *probe) { s.aimKey(npa, lineKey(rem), q) }
+
+// lineKey is the permuted key of a remainder within an NPA, and ^0 for a
+// remainder that is no line number (below 2,000,000): a lookup of several
+// sections permutes once and aims each with aimKey.
+func lineKey(rem uint64) uint64 {
+	if rem-keyBase >= 10000000-keyBase {
+		return ^uint64(0)
+	}
+	return permute(rem - keyBase)
+}
+
+// aimKey is aim for the permuted key x (lineKey's).
+func (s *numSection) aimKey(npa, x uint64, q *probe) {
 	pt := &s.parts[npa]
-	if pt.n == 0 || rem < keyBase || rem >= 10000000 {
+	if pt.n == 0 || x > permMask {
 		q.pt = nil
 		return
 	}
 	q.pt = pt
-	h, f := fraction(permute(rem-keyBase), pt.nb, pt.fshift)
+	h, f := fraction(x, pt.nb, pt.fshift)
 	q.f = f
 	q.off = pt.base + int64(h)*bucketBytes
 }

@@ -376,8 +376,9 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 	npa, rem := tn/10000000, tn%10000000
 	ps, ms := &s.num[numPorted], &s.num[numMessaging]
 	var pq, mq probe
-	ps.aim(npa, rem, &pq)
-	ms.aim(npa, rem, &mq)
+	x := lineKey(rem)
+	ps.aimKey(npa, x, &pq)
+	ms.aimKey(npa, x, &mq)
 	sink := touch(s.b, &pq) ^ touch(s.b, &mq)
 	// The number's BLOCKS entries, located as GetRoute locates them.
 	var (
@@ -487,9 +488,10 @@ func (s *snapshot) get(tn uint64, f Fields, r *Record) error {
 	sel := f & FieldAll
 	var q [numSectionCount]probe
 	var sink byte
+	x := lineKey(rem)
 	for m := sel; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros8(uint8(m))
-		s.num[i].aim(npa, rem, &q[i])
+		s.num[i].aimKey(npa, x, &q[i])
 		sink ^= touch(s.b, &q[i])
 	}
 	row, thousands, assigned, err := s.blockRow(npa, rem)

@@ -51,7 +51,7 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	npa, rem := tn/10000000, tn%10000000
 	sec := &s.num[numPorted]
 	var q probe
-	sec.aim(npa, rem, &q)
+	sec.aimKey(npa, lineKey(rem), &q)
 	sink := touch(s.b, &q)
 	// The number's BLOCKS entries, located but not yet read: its code
 	// entry, nil when its code has none (it is vacant), and its
