@@ -213,7 +213,7 @@ func (b *batch) aimWords(i int) {
 			}
 		}
 		code[j] = c
-		sec.aim(npa, rem, &q[j])
+		sec.aimKey(npa, lineKey(rem), &q[j])
 	}
 }
 
@@ -223,7 +223,7 @@ func (b *batch) aim(i int) {
 	sec, q := &b.s.num[i], b.q[i][:len(tns)]
 	for j, tn := range tns {
 		if inNANP(tn) {
-			sec.aim(tn/10000000, tn%10000000, &q[j])
+			sec.aimKey(tn/10000000, lineKey(tn%10000000), &q[j])
 		} else {
 			q[j].pt = nil
 		}
