@@ -89,8 +89,19 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 	if err := sec.find(s.b, &q); err != nil {
 		return s.failRoute(c, r, err)
 	}
+	// The pending updates' ported record when they have one, else the
+	// file's. The overlay's case apart: as one condition, its call's
+	// result was made a value and tested again on every lookup.
 	switch {
-	case s.ov != nil && s.portedFromOverlay(tn, &r.Ported):
+	case s.ov != nil:
+		if s.portedFromOverlay(tn, &r.Ported) {
+			break
+		}
+		if !q.hit {
+			r.Ported = Ported{}
+		} else if err := s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), &r.Ported); err != nil {
+			return s.failRoute(c, r, err)
+		}
 	case q.hit:
 		if err := s.portedFrom(sec.field(q.w, 0), sec.field(q.w, 1), &r.Ported); err != nil {
 			return s.failRoute(c, r, err)
