@@ -290,9 +290,17 @@ func (s *numSection) find(m []byte, q *probe) error {
 
 // field returns field i of an entry's fields.
 func (s *numSection) field(w window, i int) uint64 {
-	v := w.field(s.layout.pos[i], uint(s.layout.widths[i]))
-	if b := s.layout.bases[i]; b != 0 && v != 0 {
-		return b + v - 1
+	l := &s.layout
+	p := l.pos[i]
+	// The low word's bits from p, and the high word's when the field runs
+	// on into it (spans is all ones then, else 0); masked counts, so that
+	// no shift needs Go's check for a count of 64 or more.
+	v := w.lo>>(p&63) | w.hi<<((64-p)&63)&l.spans[i]
+	if p >= 64 {
+		v = w.hi >> (p & 63)
+	}
+	if v &= l.masks[i]; v != 0 {
+		v += l.adds[i]
 	}
 	return v
 }

@@ -99,6 +99,13 @@ type numLayout struct {
 	pos     [maxFields]uint   // bit position of each field from the first
 	bases   [maxFields]uint64 // 0, or a time field's earliest value
 	payload uint              // bits of all fields
+	// What a lookup's field reads use, worked out once: each field's
+	// mask, all ones for a field that runs from the window's low word
+	// into its high word (else 0), and what a value other than 0 has
+	// added (a time field's base less one).
+	masks [maxFields]uint64
+	spans [maxFields]uint64
+	adds  [maxFields]uint64
 }
 
 // newLayout checks field widths and bases and computes positions.
@@ -113,6 +120,13 @@ func newLayout(widths []uint, bases []uint64) (numLayout, error) {
 		}
 		l.widths[i] = uint8(w)
 		l.pos[i] = l.payload
+		l.masks[i] = ^uint64(0) >> (64 - w)
+		if l.payload < 64 && l.payload+w > 64 {
+			l.spans[i] = ^uint64(0)
+		}
+		if bases[i] != 0 {
+			l.adds[i] = bases[i] - 1
+		}
 		l.bases[i] = bases[i]
 		l.payload += w
 	}
