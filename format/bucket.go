@@ -201,7 +201,7 @@ func lineKey(rem uint64) uint64 {
 func (s *numSection) aimKey(npa, x uint64, q *probe) {
 	pt := &s.parts[npa]
 	if pt.n == 0 || x > permMask {
-		q.pt = nil
+		q.pt, q.off = nil, 0 // touch reads the file's first lines
 		return
 	}
 	q.pt = pt
@@ -431,8 +431,5 @@ func putBits(b []byte, pos uint, v uint64, width uint) {
 // go on to the next bucket each waited for a miss of their own, one after
 // the other.
 func touch(m []byte, q *probe) byte {
-	if q.pt == nil {
-		return 0
-	}
 	return m[q.off] ^ m[q.off+bucketBytes]
 }

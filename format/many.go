@@ -196,7 +196,7 @@ func (b *batch) aimWords(i int) {
 	sec, q := &b.s.num[i], b.q[i][:len(tns)]
 	for j, tn := range tns {
 		if !inNANP(tn) {
-			code[j], q[j].pt = 0, nil
+			code[j], q[j].pt, q[j].off = 0, nil, 0
 			continue
 		}
 		npa, rem := tn/10000000, tn%10000000
@@ -225,7 +225,7 @@ func (b *batch) aim(i int) {
 		if inNANP(tn) {
 			sec.aimKey(tn/10000000, lineKey(tn%10000000), &q[j])
 		} else {
-			q[j].pt = nil
+			q[j].pt, q[j].off = nil, 0
 		}
 	}
 }
