@@ -126,6 +126,8 @@ type part struct {
 	width  uint
 	ebase  uint
 	last   int64
+	// lastBit is where a full bucket's last entry starts.
+	lastBit uint
 }
 
 // partLayout computes the entry layout of a table of nb home buckets with
@@ -145,6 +147,7 @@ func partLayout(nb uint64, dbits, payload uint) (p part, ok bool) {
 	}
 	p.slots = min(maxSlots, uint64(bucketBits/(p.width+tagBits)))
 	p.ebase = bucketHeaderBits + tagBits*uint(p.slots)
+	p.lastBit = p.entryBit(p.slots - 1)
 	return p, true
 }
 
@@ -255,10 +258,7 @@ func (s *numSection) find(m []byte, q *probe) error {
 		tag := kp & 0xff * 0x0101010101010101
 		for g := uint64(0); ; g += 8 {
 			x := binary.LittleEndian.Uint64(b[(1+g)&(bucketBytes-1):]) ^ tag
-			z := ^(x&0x7f7f7f7f7f7f7f7f + 0x7f7f7f7f7f7f7f7f | x) & 0x8080808080808080
-			if n := cnt - g; n < 8 {
-				z &= 1<<(8*n) - 1 // the bucket's slots only
-			}
+			z := ^(x&0x7f7f7f7f7f7f7f7f + 0x7f7f7f7f7f7f7f7f | x) & slotBytes[(cnt-g)&63] // the bucket's slots only
 			for ; z != 0; z &= z - 1 {
 				bit := pt.entryBit(g + uint64(bits.TrailingZeros64(z))/8)
 				if binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&pt.hmask == kp>>tagBits {
@@ -275,8 +275,10 @@ func (s *numSection) find(m []byte, q *probe) error {
 		if cnt < pt.slots || kp>>(pt.rbits&63) == 0 && hdr&overflowFlag == 0 || off >= pt.last {
 			return nil
 		}
-		bit := pt.entryBit(cnt - 1)
-		last := uint64(b[cnt&(bucketBytes-1)]) | binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&pt.hmask<<tagBits
+		// The bucket is full: its last entry is slot slots-1, whose tag is
+		// byte slots.
+		bit := pt.lastBit
+		last := uint64(b[pt.slots&(bucketBytes-1)]) | binary.LittleEndian.Uint64(b[bit>>3&(bucketBytes-1):])>>(bit&7)&pt.hmask<<tagBits
 		if last^pt.flip >= kp^pt.flip {
 			return nil
 		}
@@ -287,6 +289,16 @@ func (s *numSection) find(m []byte, q *probe) error {
 		off += bucketBytes
 	}
 }
+
+// slotBytes[n] has the high bit of each of a tag word's first n bytes set
+// (all eight from 8 on): the word's slots that hold entries when n of a
+// bucket's entries are from its first on.
+var slotBytes = func() (t [64]uint64) {
+	for n := range t {
+		t[n] = 0x8080808080808080 >> (8 * max(0, 8-n))
+	}
+	return t
+}()
 
 // field returns field i of an entry's fields.
 func (s *numSection) field(w window, i int) uint64 {
