@@ -41,7 +41,22 @@ func lookupMessaging(db *format.DB, number string, opt Options, r *Result) error
 	r.set(lrn, t, source, c, number)
 	switch {
 	case opt.Enhanced:
-		setEnhanced(&r.Enhanced, c, mr.Ported.SVType, mr.Block.RateCenter)
+		// setEnhanced written out: its call and frame cost more than
+		// its body on the path every enhanced lookup takes.
+		e, rc := &r.Enhanced, mr.Block.RateCenter
+		e.present = true
+		if c != nil {
+			e.Carrier, e.CarrierType, e.OCN = c.Name, c.Type, c.OCN
+		} else {
+			e.Carrier, e.CarrierType, e.OCN = "", "", ""
+		}
+		e.LineType = LineTypeOfNumber(mr.Ported.SVType, c)
+		if rc == nil {
+			rc = &noRateCenter
+		}
+		e.City, e.State, e.County, e.ZIPCode = rc.City, rc.State, rc.County, rc.ZIP
+		e.LATA, e.RateCenter = rc.LATA, rc.Name
+		e.Timezone, e.IANAZone = rc.UTCOffset, rc.TimeZone
 	case r.Enhanced.present: // not IsZero, which copies the whole struct
 		r.Enhanced = Enhanced{}
 	}
