@@ -3,6 +3,7 @@ package lrn
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
@@ -220,11 +221,19 @@ func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Ro
 	} else {
 		for _, j := range s.kinds[kindPorted][:n[kindPorted]] {
 			p := &routes[j].Ported
-			dst[s.at[j]].setPlain(p.LRN, lnpdb.Unix(p.ActivatedAt), SourcePorted, p.Carrier, s.phone(j, chunk, conv), nil)
+			var t lnpdb.Time // lnpdb.Unix, inlined (see Result.set)
+			if p.ActivatedAt != 0 {
+				t.Time = time.Unix(p.ActivatedAt, 0).UTC()
+			}
+			dst[s.at[j]].setPlain(p.LRN, t, SourcePorted, p.Carrier, s.phone(j, chunk, conv), nil)
 		}
 		for _, j := range s.kinds[kindPooled][:n[kindPooled]] {
 			b := &routes[j].Block
-			dst[s.at[j]].setPlain(b.LRN, lnpdb.Unix(b.ActivatedAt), SourcePooled, b.Carrier, s.phone(j, chunk, conv), nil)
+			var t lnpdb.Time
+			if b.ActivatedAt != 0 {
+				t.Time = time.Unix(b.ActivatedAt, 0).UTC()
+			}
+			dst[s.at[j]].setPlain(b.LRN, t, SourcePooled, b.Carrier, s.phone(j, chunk, conv), nil)
 		}
 		for _, j := range s.kinds[kindCode][:n[kindCode]] {
 			phone := s.phone(j, chunk, conv)
