@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,36 @@ func TestLookupMany(t *testing.T) {
 		}
 	}
 	assert.Empty(t, lrn.LookupMany(db, nil, lrn.Options{}, nil))
+}
+
+// TestLookupManyBatchOfOneKind: a batch whose numbers are all of one kind
+// (ported, pooled, in an assigned code, vacant) answers as single lookups
+// do; a count of a kind reaches the batch's size, which a byte does not
+// hold.
+func TestLookupManyBatchOfOneKind(t *testing.T) {
+	db := testdb.Sample(t)
+	byKind := map[lrn.Source]string{}
+	vacant := ""
+	for _, n := range benchNumbers(t, 700) {
+		r, err := lrn.Lookup(db, n, lrn.Options{})
+		switch {
+		case errors.Is(err, lrn.ErrNotFound):
+			vacant = n
+		case err == nil:
+			byKind[r.Source] = n
+		}
+	}
+	require.Len(t, byKind, 3, "the sample has ported, pooled and code numbers")
+	require.NotEmpty(t, vacant)
+	for _, n := range []string{byKind[lrn.SourcePorted], byKind[lrn.SourcePooled], byKind[lrn.SourceCode], vacant} {
+		numbers := slices.Repeat([]string{n}, 600)
+		for _, opt := range []lrn.Options{{}, {Enhanced: true}, {Messaging: true}} {
+			r, err := lrn.Lookup(db, n, opt)
+			for i, a := range lrn.LookupMany(db, numbers, opt, nil) {
+				require.Equal(t, lrn.Answer{Result: r, Err: err}, a, "%s %+v, answer %d", n, opt, i)
+			}
+		}
+	}
 }
 
 func TestClosed(t *testing.T) {

@@ -178,33 +178,35 @@ func kindBits(p *format.Ported, b *format.Block) (ported, pooled, code uint8) {
 // at the list's end; only the end of its own kind's moves on: no branch,
 // no count to load and store. A function of its own, so that the loop
 // has its few values in registers.
-func (s *scratch) routeByKind(routes []format.Route) [numKinds]uint8 {
-	var np, nl, nc uint8
+func (s *scratch) routeByKind(routes []format.Route) [numKinds]uint {
+	// The counts reach batchSize, 256, when a whole batch is of one kind:
+	// they are uints, and only an index into a list is a byte.
+	var np, nl, nc uint
 	pl, ll, cl, vl := &s.kinds[kindPorted], &s.kinds[kindPooled], &s.kinds[kindCode], &s.kinds[kindVacant]
 	for j := range routes {
 		ported, pooled, code := kindBits(&routes[j].Ported, &routes[j].Block)
 		// The vacant ones so far are the numbers so far not of the others.
-		pl[np], ll[nl], cl[nc], vl[uint8(j)-np-nl-nc] = uint8(j), uint8(j), uint8(j), uint8(j)
-		np += ported
-		nl += pooled
-		nc += code
+		pl[uint8(np)], ll[uint8(nl)], cl[uint8(nc)], vl[uint8(uint(j)-np-nl-nc)] = uint8(j), uint8(j), uint8(j), uint8(j)
+		np += uint(ported)
+		nl += uint(pooled)
+		nc += uint(code)
 	}
-	return [numKinds]uint8{np, nl, nc, uint8(len(routes)) - np - nl - nc}
+	return [numKinds]uint{np, nl, nc, uint(len(routes)) - np - nl - nc}
 }
 
 // recordByKind is routeByKind for records.
-func (s *scratch) recordByKind(recs []format.Record) [numKinds]uint8 {
-	var np, nl, nc uint8
+func (s *scratch) recordByKind(recs []format.Record) [numKinds]uint {
+	var np, nl, nc uint
 	pl, ll, cl, vl := &s.kinds[kindPorted], &s.kinds[kindPooled], &s.kinds[kindCode], &s.kinds[kindVacant]
 	for j := range recs {
 		ported, pooled, code := kindBits(&recs[j].Ported, &recs[j].Block)
 		// The vacant ones so far are the numbers so far not of the others.
-		pl[np], ll[nl], cl[nc], vl[uint8(j)-np-nl-nc] = uint8(j), uint8(j), uint8(j), uint8(j)
-		np += ported
-		nl += pooled
-		nc += code
+		pl[uint8(np)], ll[uint8(nl)], cl[uint8(nc)], vl[uint8(uint(j)-np-nl-nc)] = uint8(j), uint8(j), uint8(j), uint8(j)
+		np += uint(ported)
+		nl += uint(pooled)
+		nc += uint(code)
 	}
-	return [numKinds]uint8{np, nl, nc, uint8(len(recs)) - np - nl - nc}
+	return [numKinds]uint{np, nl, nc, uint(len(recs)) - np - nl - nc}
 }
 
 // resolveRoutes answers, into dst, the batch's numbers from their routes.
