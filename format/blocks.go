@@ -64,14 +64,6 @@ func (l *blockLayout) thousands(g uint32, x uint64) int64 {
 	return l.thou + int64(g-1)*thouGroupSize + int64(x)*thouEntrySize
 }
 
-// entryIndex returns the code entry index of nxx from its index word, and
-// false when the code has no entry.
-func entryIndex(word []byte, nxx uint64) (uint32, bool) {
-	bitmap := binary.LittleEndian.Uint64(word)
-	bit := uint64(1) << (nxx % 64)
-	return binary.LittleEndian.Uint32(word[8:]) + uint32(bits.OnesCount64(bitmap&(bit-1))), bitmap&bit != 0
-}
-
 type blockIndex struct {
 	npa         [partitions]uint32 // code index, noCodeTable if none
 	blockLayout                    // absolute offsets
@@ -148,6 +140,33 @@ func loadBlocks(m *region, e dirEntry, bi *blockIndex) error {
 	return nil
 }
 
+// codeIndex is the index of the code entry of npa-nxx, and false when its
+// code has none (it is vacant). The index is the file's: a caller checks
+// it against the entries' count. It and thouIndex are the one rule for
+// finding a number's BLOCKS entries, small enough to inline into a
+// lookup.
+func (bl *blockIndex) codeIndex(npa, nxx uint64) (uint64, bool) {
+	if t := bl.npa[npa]; t != noCodeTable {
+		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
+		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
+			// In 64 bits, where no index the file holds overflows.
+			return uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1))), true
+		}
+	}
+	return 0, false
+}
+
+// thouIndex is the index of the thousands entry of the number whose
+// remainder within its NPA is rem (NXX nxx) in code entry e's thousands
+// group, and false when the code has no group. The index is the file's: a
+// caller checks it against the entries' count.
+func thouIndex(e *codeEntry, rem, nxx uint64) (uint64, bool) {
+	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
+		return uint64(g-1)*10 + rem/1000 - nxx*10, true
+	}
+	return 0, false
+}
+
 // blockRow is a raw code or thousands entry.
 type blockRow struct {
 	carrier, rc, lrn, activated uint32
@@ -194,35 +213,22 @@ func (s *snapshot) readBlock(npa, rem uint64, b *Block) error {
 // resolving it against the dictionaries; assigned is false when the code
 // (or the code and its thousands-block) is vacant.
 func (s *snapshot) blockRow(npa, rem uint64) (row blockRow, thousands, assigned bool, err error) {
-	t := s.blocks.npa[npa]
-	if t == noCodeTable {
-		return blockRow{}, false, false, nil
-	}
 	nxx := rem / 10000
-	wb, ok := s.at(s.blocks.word(t, nxx), indexWordSize)
-	if !ok {
-		return blockRow{}, false, false, errCorruptRecord
-	}
-	idx, ok := entryIndex(wb, nxx)
+	idx, ok := s.blocks.codeIndex(npa, nxx)
 	if !ok {
 		return blockRow{}, false, false, nil
 	}
-	if idx >= s.blocks.nentry {
-		return blockRow{}, false, false, errCorruptRecord
-	}
-	off := s.blocks.entry(idx)
-	e, ok := s.at(off, codeEntrySize)
-	if !ok {
+	if idx >= uint64(len(s.blocks.codeEntries)) {
 		return blockRow{}, false, false, errCorruptRecord
 	}
 	var thou int64
-	if g := binary.LittleEndian.Uint32(e[16:]); g != 0 {
-		if g > s.blocks.nthou {
+	if t, ok := thouIndex(&s.blocks.codeEntries[idx], rem, nxx); ok {
+		if t >= uint64(len(s.blocks.thouEntries)) {
 			return blockRow{}, false, false, errCorruptRecord
 		}
-		thou = s.blocks.thousands(g, rem/1000%10)
+		thou = s.blocks.thou + int64(t)*thouEntrySize
 	}
-	return s.rowAt(off, thou)
+	return s.rowAt(s.blocks.entry(uint32(idx)), thou)
 }
 
 // blockAt fills b, which must be zero, from the code entry at off and,

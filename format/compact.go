@@ -123,11 +123,14 @@ func (s *snapshot) eachCode(fn func(key uint32, cr *codeRows)) error {
 			continue
 		}
 		for nxx := range uint64(1000) {
-			idx, ok := entryIndex(raw[s.blocks.word(t, nxx)-base:], nxx)
+			idx, ok := s.blocks.codeIndex(uint64(npa), nxx)
 			if !ok {
 				continue
 			}
-			p := raw[s.blocks.entry(idx)-base:]
+			if idx >= uint64(s.blocks.nentry) {
+				return corrupt(secBlocks, "NPA %03d NXX %03d: code entry %d of %d", npa, nxx, idx, s.blocks.nentry)
+			}
+			p := raw[s.blocks.entry(uint32(idx))-base:]
 			code := decodeBlockRow(p)
 			cr := &codeRows{code: code, hasCode: code.carrier != 0}
 			if g := binary.LittleEndian.Uint32(p[16:]); g != 0 {

@@ -358,10 +358,11 @@ type MessagingRoute struct {
 // It is GetRoute's one frame with a second bucket: both buckets are aimed
 // and touched, the number's BLOCKS entries are located while they are on
 // their way, then the buckets are searched, and only then is the block
-// row decoded and resolved. Each part of r is written once. It repeats
-// GetRoute's BLOCKS steps rather than share code with it: as functions of
-// their own they cost this lookup 38 instructions, and one body for both,
-// its messaging section optional, costs a plain lookup 16 (of 586).
+// row decoded and resolved. Each part of r is written once. The rule that
+// finds the BLOCKS entries is codeIndex and thouIndex, inlined here as in
+// GetRoute; the steps around it are GetRoute's again rather than one body
+// for both, whose messaging section optional cost a plain lookup 16
+// instructions (of 586), and called as functions they cost this lookup 38.
 func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingRoute) error {
 	s, c, ok := db.enter(tn) // acquire, inlined
 	if !ok {
@@ -386,23 +387,17 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 		thou *thouEntry
 	)
 	bl := &s.blocks
-	if t := bl.npa[npa]; t != noCodeTable {
-		nxx := rem / 10000
-		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
-		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
-			// In 64 bits, where no index the file holds overflows.
-			i := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))
-			if i >= uint64(len(bl.codeEntries)) {
+	nxx := rem / 10000
+	if i, ok := bl.codeIndex(npa, nxx); ok {
+		if i >= uint64(len(bl.codeEntries)) {
+			return s.failMessagingRoute(c, r, errCorruptRecord)
+		}
+		code = &bl.codeEntries[i]
+		if i, ok := thouIndex(code, rem, nxx); ok {
+			if i >= uint64(len(bl.thouEntries)) {
 				return s.failMessagingRoute(c, r, errCorruptRecord)
 			}
-			code = &bl.codeEntries[i]
-			if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
-				i := uint64(g-1)*10 + rem/1000 - nxx*10 // group g's entry for the X
-				if i >= uint64(len(bl.thouEntries)) {
-					return s.failMessagingRoute(c, r, errCorruptRecord)
-				}
-				thou = &bl.thouEntries[i]
-			}
+			thou = &bl.thouEntries[i]
 		}
 	}
 	keep(sink)

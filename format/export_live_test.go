@@ -29,9 +29,8 @@ func (db *DB) BlockOffsets(tn uint64) (word, entry int64, nentry, nthou uint32) 
 	}
 	nxx := tn % 10000000 / 10000
 	word = bi.word(t, nxx)
-	wb, _ := s.at(word, indexWordSize)
-	if idx, ok := entryIndex(wb, nxx); ok {
-		entry = bi.entry(idx)
+	if idx, ok := bi.codeIndex(tn/10000000, nxx); ok {
+		entry = bi.entry(uint32(idx))
 	}
 	return word, entry, bi.nentry, bi.nthou
 }

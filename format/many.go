@@ -201,15 +201,10 @@ func (b *batch) aimWords(i int) {
 		}
 		npa, rem := tn/10000000, tn%10000000
 		c := int64(0)
-		if t := bl.npa[npa]; t != noCodeTable {
-			nxx := rem / 10000
-			w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
-			if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
-				// In 64 bits, where no index the file holds overflows.
-				c = -1
-				if e := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1))); e < uint64(bl.nentry) {
-					c = bl.entry(uint32(e))
-				}
+		if e, ok := bl.codeIndex(npa, rem/10000); ok {
+			c = -1
+			if e < uint64(bl.nentry) {
+				c = bl.entry(uint32(e))
 			}
 		}
 		code[j] = c

@@ -3,7 +3,6 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 )
 
 // Route is the part of a number's record that resolving its LRN reads
@@ -63,23 +62,17 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 		thou *thouEntry
 	)
 	bl := &s.blocks
-	if t := bl.npa[npa]; t != noCodeTable {
-		nxx := rem / 10000
-		w := &bl.words[uint(t)*(codeIndexSize/indexWordSize)+uint(nxx/64)]
-		if bit := uint64(1) << (nxx % 64); w.bits&bit != 0 {
-			// In 64 bits, where no index the file holds overflows.
-			i := uint64(w.first) + uint64(bits.OnesCount64(w.bits&(bit-1)))
-			if i >= uint64(len(bl.codeEntries)) {
+	nxx := rem / 10000
+	if i, ok := bl.codeIndex(npa, nxx); ok {
+		if i >= uint64(len(bl.codeEntries)) {
+			return s.failRoute(c, r, errCorruptRecord)
+		}
+		code = &bl.codeEntries[i]
+		if i, ok := thouIndex(code, rem, nxx); ok {
+			if i >= uint64(len(bl.thouEntries)) {
 				return s.failRoute(c, r, errCorruptRecord)
 			}
-			code = &bl.codeEntries[i]
-			if g := binary.LittleEndian.Uint32(code[16:]); g != 0 {
-				i := uint64(g-1)*10 + rem/1000 - nxx*10 // group g's entry for the X
-				if i >= uint64(len(bl.thouEntries)) {
-					return s.failRoute(c, r, errCorruptRecord)
-				}
-				thou = &bl.thouEntries[i]
-			}
+			thou = &bl.thouEntries[i]
 		}
 	}
 	// The touches' byte goes into r, which every path writes again after
