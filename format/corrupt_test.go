@@ -100,14 +100,15 @@ func TestWrongMagicAndVersion(t *testing.T) {
 	copy(b, "SQLite f")
 	require.ErrorIs(t, openAndVerify(t, dir, b), format.ErrFormat)
 	// Version 1 stored keys in 24 bits, version 2 in perfect-hash records,
-	// version 3 had no SV Type; a newer version is unknown.
-	for _, v := range []byte{1, 2, 3, 99} {
+	// version 3 had no SV Type, version 4 searched a bucket entry by entry;
+	// a newer version is unknown.
+	for _, v := range []byte{1, 2, 3, 4, 99} {
 		b = append([]byte{}, good...)
 		b[8] = v
 		err := openAndVerify(t, dir, b)
 		require.ErrorIs(t, err, format.ErrFormat)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d", v))
-		if v < 4 {
+		if v < 5 {
 			assert.Contains(t, err.Error(), "rebuild the table")
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // Byte layout constants; the package documentation describes them in prose.
 const (
 	magic        = "LNPDB\r\n\x1a"
-	version      = 4 // 2: keys stored less keyBase, in 23 bits; 3: bucketed per-number sections; 4: SV Type in PAIRS
+	version      = 5 // 2: keys stored less keyBase, in 23 bits; 3: bucketed per-number sections; 4: SV Type in PAIRS; 5: a bucket's tag array, the key's place from x·B
 	headerSize   = 64
 	dirEntrySize = 40
 	maxSections  = 64

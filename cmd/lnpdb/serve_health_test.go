@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -68,13 +69,13 @@ func TestServeHealthAndIdentity(t *testing.T) {
 	assert.Equal(t, format.Version, st.Table.Version)
 
 	_, metrics := call(t, "GET", base+"/metrics", "", "")
-	assert.Regexp(t, `lnpdb_build_info\{goversion="`+runtime.Version()+`",revision="[^"]*",table_format="4",version="[^"]+"\} 1\n`, metrics)
+	assert.Regexp(t, `lnpdb_build_info\{goversion="`+runtime.Version()+`",revision="[^"]*",table_format="`+fmt.Sprint(format.Version)+`",version="[^"]+"\} 1\n`, metrics)
 
 	code, out, errs := runCmd(t, "version")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "lnpdb "+st.Server.Version+"\n")
 	assert.Contains(t, out, "go "+runtime.Version()+"\n")
-	assert.Contains(t, out, "table format 4\n")
+	assert.Contains(t, out, fmt.Sprintf("table format %d\n", format.Version))
 	code, out2, _ := runCmd(t, "--version")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, out, out2)
