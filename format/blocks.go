@@ -167,6 +167,30 @@ func thouIndex(e *codeEntry, rem, nxx uint64) (uint64, bool) {
 	return 0, false
 }
 
+// blockFrom sets *b from a number's located BLOCKS entries (codeIndex,
+// thouIndex): the row of its thousands entry (thou, nil when the code has
+// no thousands group) when that is assigned, else its code entry's, and
+// zero when neither is. It is the one rule for the row, written once for
+// the lookups that locate the entries before they search a bucket.
+func (s *snapshot) blockFrom(code *codeEntry, thou *thouEntry, b *Block) error {
+	e, thousands := (*thouEntry)(code[:thouEntrySize]), false
+	if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
+		e, thousands = thou, true
+	}
+	if binary.LittleEndian.Uint32(e[:]) == 0 {
+		*b = Block{}
+		return nil
+	}
+	row := decodeBlockRow(e[:])
+	if err := s.resolveBlock(row, thousands, b); err != nil {
+		return err
+	}
+	if row.lrn == 0 {
+		b.LRN = "" // resolveBlock writes it only for a row with one
+	}
+	return nil
+}
+
 // blockRow is a raw code or thousands entry.
 type blockRow struct {
 	carrier, rc, lrn, activated uint32

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -425,25 +424,10 @@ func (db *DB) GetMessagingRoute(tn uint64, blockUnlessPorted bool, r *MessagingR
 		m = &s.msgTuples[t]
 	}
 	r.Messaging = m
-	// The thousands entry's row when it has one, else the code entry's.
-	var e *[thouEntrySize]byte
-	thousands := false
-	if code != nil && !(blockUnlessPorted && r.Ported.OK) {
-		e = (*[thouEntrySize]byte)(code[:thouEntrySize])
-		if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
-			e, thousands = thou, true
-		}
-	}
-	if e == nil || binary.LittleEndian.Uint32(e[:]) == 0 {
+	if code == nil || blockUnlessPorted && r.Ported.OK {
 		r.Block = Block{}
-	} else {
-		row := decodeBlockRow(e[:])
-		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
-			return s.failMessagingRoute(c, r, err)
-		}
-		if row.lrn == 0 {
-			r.Block.LRN = "" // resolveBlock writes it only for a row with one
-		}
+	} else if err := s.blockFrom(code, thou, &r.Block); err != nil {
+		return s.failMessagingRoute(c, r, err)
 	}
 	if c.drop() {
 		s.mp.lastReleased()

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -103,24 +102,10 @@ func (db *DB) GetRoute(tn uint64, blockUnlessPorted bool, r *Route) error {
 		r.Ported = Ported{}
 	}
 	// The thousands entry's row when it has one, else the code entry's.
-	var e *thouEntry
-	thousands := false
-	if code != nil && !(blockUnlessPorted && r.Ported.OK) {
-		e = (*thouEntry)(code[:thouEntrySize])
-		if thou != nil && binary.LittleEndian.Uint32(thou[:]) != 0 {
-			e, thousands = thou, true
-		}
-	}
-	if e == nil || binary.LittleEndian.Uint32(e[:]) == 0 {
+	if code == nil || blockUnlessPorted && r.Ported.OK {
 		r.Block = Block{}
-	} else {
-		row := decodeBlockRow(e[:])
-		if err := s.resolveBlock(row, thousands, &r.Block); err != nil {
-			return s.failRoute(c, r, err)
-		}
-		if row.lrn == 0 {
-			r.Block.LRN = "" // resolveBlock writes it only for a row with one
-		}
+	} else if err := s.blockFrom(code, thou, &r.Block); err != nil {
+		return s.failRoute(c, r, err)
 	}
 	if c.drop() {
 		s.mp.lastReleased()
