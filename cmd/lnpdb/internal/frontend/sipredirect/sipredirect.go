@@ -324,13 +324,17 @@ func (s *Server) served(l io.Closer, err error) error {
 }
 
 // Shutdown stops reading requests, waits for the ones being answered (or
-// for ctx to end), then closes the transport layer's connections.
+// for ctx to end), then closes the transport layer's connections, and
+// every TCP connection the gate admitted: the transport layer adds a
+// connection accepted just before its listener closed to its list after
+// closing that list, and would read from it for as long as it sends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	sockets.CloseAll(&s.listeners)
 	err := s.inflight.Wait(ctx)
 	if cerr := s.tp.Close(); cerr != nil && err == nil && !errors.Is(cerr, net.ErrClosed) {
 		err = cerr
 	}
+	s.tcp.Close()
 	return err
 }
 

@@ -50,6 +50,7 @@ type Gate struct {
 	lim   Limits
 	open  atomic.Int64
 	retry Retrier
+	conns Set[*conn]
 }
 
 // NewGate returns a gate enforcing lim.
@@ -62,6 +63,14 @@ func (g *Gate) Open() int { return int(g.open.Load()) }
 
 // AcceptErrors returns the number of accept errors retried.
 func (g *Gate) AcceptErrors() int64 { return g.retry.Errors() }
+
+// Close closes every connection the gate has admitted, and any it admits
+// after, at once: the end of a Shutdown whose server may still be handing
+// a connection accepted before its listener closed to its reader, where
+// that server's own list of connections, already closed, would miss it.
+func (g *Gate) Close() {
+	CloseAll(&g.conns)
+}
 
 // Listener returns l admitting connections through g. Closing it closes l
 // and ends a pause between retries at once.
@@ -117,7 +126,12 @@ func (l *listener) Accept() (net.Conn, error) {
 			g.drop(DropFull)
 			continue
 		}
-		return &conn{Conn: c, g: g}, nil
+		gc := &conn{Conn: c, g: g}
+		if !g.conns.Add(gc, nil) {
+			gc.Close() // after Close
+			continue
+		}
+		return gc, nil
 	}
 }
 
@@ -170,7 +184,10 @@ func (c *conn) Read(b []byte) (int, error) {
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.g.open.Add(-1) })
+	c.once.Do(func() {
+		c.g.open.Add(-1)
+		c.g.conns.Remove(c)
+	})
 	return err
 }
 

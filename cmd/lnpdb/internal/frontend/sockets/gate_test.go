@@ -175,3 +175,34 @@ func TestCap(t *testing.T) {
 	assert.Equal(t, max(1, min(1<<30, n/4)), Cap(1<<30, 4))
 	assert.Equal(t, 1, Cap(1, 4))
 }
+
+// TestGateClose: Close ends every admitted connection, and one the
+// listener accepts after it is closed before a byte is read.
+func TestGateClose(t *testing.T) {
+	g := NewGate(Limits{})
+	addr := echo(t, g)
+	before, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer before.Close()
+	_, err = before.Write([]byte("x"))
+	require.NoError(t, err)
+	_, err = io.ReadFull(before, make([]byte, 1))
+	require.NoError(t, err, "echoed while the gate is open")
+	require.Equal(t, 1, g.Open())
+
+	g.Close()
+	require.NoError(t, before.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = before.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "an admitted connection is closed")
+
+	after, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer after.Close()
+	require.NoError(t, after.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, _ = after.Write([]byte("y"))
+	_, err = after.Read(make([]byte, 1))
+	require.Error(t, err, "a connection accepted after Close is closed unread")
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "closed, not left open: %v", err)
+	require.Eventually(t, func() bool { return g.Open() == 0 }, 5*time.Second, time.Millisecond)
+}
