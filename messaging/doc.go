@@ -5,7 +5,9 @@
 // The answer is the number's own messaging record where there is one, else
 // the current carrier's default provider (the carrier of the ported record's
 // SPID, else of the number's most specific block row), else no provider and
-// not enabled. The country is always US, country code 1.
+// not enabled. The country and its calling code are the messaging
+// record's (a NANP number may be Canadian or Caribbean), and US and 1 when
+// the record leaves them empty or there is none.
 //
 // [Lookup] answers the flat body of POST /api/v1/messaging; [Info.Set], from
 // a number's messaging record and current carrier, and [FromRecord], from

@@ -51,9 +51,11 @@ type Info struct {
 	Provider string `json:"provider"`
 	// Enabled reports whether the number can receive messages.
 	Enabled bool `json:"enabled"`
-	// Country is the ISO 3166 alpha-2 country, "US".
+	// Country is the ISO 3166 alpha-2 country: the messaging record's,
+	// else "US".
 	Country string `json:"country"`
-	// CountryCode is the E.164 country calling code, "1".
+	// CountryCode is the E.164 country calling code: the record's, else
+	// "1".
 	CountryCode string `json:"country_code"`
 	// ReferenceID is the messaging record's reference id, "" without one.
 	ReferenceID string `json:"reference_id"`
