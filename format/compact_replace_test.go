@@ -47,7 +47,7 @@ func TestCompactLeavesReplacementInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the compacted file is removed")
 
-	onDisk, err := format.Open(path)
+	onDisk, err := format.Open(path, format.ReadOnly()) // db holds the writer's lock
 	require.NoError(t, err)
 	assert.Equal(t, "13122008888", ported(t, onDisk, 3122001234).LRN, "the replacement is in place")
 	require.NoError(t, onDisk.Close())

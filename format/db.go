@@ -27,6 +27,7 @@ type DB struct {
 	snap atomic.Pointer[snapshot]
 
 	mu          sync.Mutex              // serialises writers: Apply, swaps, Close
+	lock        vfs.File                // LockPath's, held while open for updates
 	compactMu   sync.Mutex              // one compaction at a time
 	jw          *journal.Writer         // open for appending once the first Apply needs it
 	seq         uint64                  // last update sequence number
@@ -94,6 +95,7 @@ type Option func(*openConfig)
 type openConfig struct {
 	verify    bool
 	readOnly  bool
+	shared    bool // with readOnly: the journal is replayed all the same
 	hugePages bool
 	fs        vfs.FS
 }
@@ -110,6 +112,29 @@ func WithVerify() Option { return func(c *openConfig) { c.verify = true } }
 // ErrReadOnly. For inspecting and verifying a file (a damaged journal is not
 // a damaged table).
 func ReadOnly() Option { return func(c *openConfig) { c.readOnly = true } }
+
+// Shared opens the table as it stands for reading while another process
+// may be updating it: the journal is replayed as far as its last complete
+// batch, and nothing is written — no torn tail is cut, no temporary file
+// removed, no update set aside (one the table cannot resolve is left out
+// of the answers) — and no lock is taken; Apply and Compact return
+// ErrReadOnly. Updates applied after Open are not seen until the table is
+// opened again. For a command-line lookup beside a server.
+func Shared() Option {
+	return func(c *openConfig) { c.readOnly, c.shared = true, true }
+}
+
+// ErrLocked reports a table that another process has open for updates
+// (Open without ReadOnly or Shared): a table has one writer at a time, as
+// its journal has one end. Errors wrapping it say which lock file is held.
+var ErrLocked = errors.New("format: table locked by its writer")
+
+// LockPath is the lock file of the table at path: held, as an advisory
+// lock, by the one DB that has the table open for updates, so that no
+// second writer — another server, lnpdb apply, compact or journal recover
+// — appends to its journal or replaces it meanwhile, which would lose
+// updates the first had acknowledged. It is empty and never removed.
+func LockPath(path string) string { return path + ".lock" }
 
 // ErrReadOnly reports an update or compaction of a table opened ReadOnly.
 var ErrReadOnly = errors.New("format: table opened read-only")
@@ -134,11 +159,22 @@ func Open(path string, opts ...Option) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{path: path, fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
-	if !cfg.readOnly {
+	switch {
+	case !cfg.readOnly:
+		if db.lock, err = claim(db.fs, path); err != nil {
+			s.mp.retire()
+			return nil, err
+		}
 		for _, p := range []string{path, JournalPath(path)} {
 			removed, _ := atomicfile.RemoveStale(db.fs, p)
 			db.recovery.RemovedTemps = append(db.recovery.RemovedTemps, removed...)
 		}
+		if err := db.replay(s); err != nil {
+			s.mp.retire()
+			db.lock.Close()
+			return nil, err
+		}
+	case cfg.shared:
 		if err := db.replay(s); err != nil {
 			s.mp.retire()
 			return nil, err
@@ -146,6 +182,15 @@ func Open(path string, opts ...Option) (*DB, error) {
 	}
 	db.snap.Store(s)
 	return db, nil
+}
+
+// claim takes the writer's lock of the table at path (LockPath).
+func claim(fs vfs.FS, path string) (vfs.File, error) {
+	f, err := atomicfile.Claim(fs, LockPath(path))
+	if errors.Is(err, atomicfile.ErrClaimed) {
+		return nil, fmt.Errorf("%w: %s is open for updates in another process, which holds %s", ErrLocked, path, LockPath(path))
+	}
+	return f, err
 }
 
 func openSnapshot(path string, verify, huge bool) (*snapshot, error) {
@@ -275,12 +320,18 @@ func (db *DB) Close() error {
 	if s := db.snap.Swap(nil); s != nil {
 		s.mp.retire()
 	}
+	var err error
 	if db.jw != nil {
-		err := db.jw.Close()
+		err = db.jw.Close()
 		db.jw = nil
-		return err
 	}
-	return nil
+	// Released after the journal is closed: the next writer's Open
+	// replays all of it.
+	if db.lock != nil {
+		db.lock.Close()
+		db.lock = nil
+	}
+	return err
 }
 
 // Path is the file the DB was opened from.

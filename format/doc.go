@@ -200,6 +200,13 @@
 // what the new file lacks, carrying idempotency keys of the last
 // IdempotencyWindow forward.
 //
+// A table has one writer: Open (without ReadOnly or Shared) takes an
+// exclusive advisory lock on LockPath (the table's path + ".lock"), held
+// until Close and released by the kernel if the process dies, and a second
+// writer's Open fails with ErrLocked, so that no two processes append to
+// one journal or replace it under each other. Shared opens a table for
+// reading beside its writer: it replays the journal and writes nothing.
+//
 // Every file the package writes — built and compacted tables, journal
 // rewrites — is written to "." + base name + ".tmp-…" beside it under an
 // advisory lock, fsync'd, verified where it is a table, and renamed into

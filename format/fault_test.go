@@ -130,6 +130,11 @@ func TestFailedCallsAtEveryPoint(t *testing.T) {
 	// scenario runs the steps; calls counts the file-system calls made.
 	scenario := func(path string, fs vfs.FS) (m model, steps int, err error) {
 		db, err := format.Open(path, format.WithFS(fs))
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EIO) {
+			// The fault hit Open itself (creating the lock file): the
+			// table is refused, with nothing acknowledged.
+			return model{}, 0, nil
+		}
 		if err != nil {
 			return model{}, 0, err
 		}

@@ -177,12 +177,19 @@ func CheckJournal(path string) (JournalReport, error) {
 // renamed to path.journal.damaged-<UTC time>, never overwritten — and
 // writes in its place a journal holding every batch that still verifies.
 // The report says what was kept and what was lost. A journal that replays
-// is left alone. No process may have the table open meanwhile.
+// is left alone. It takes the table's writer's lock (LockPath) while it
+// works, and returns an error matching ErrLocked when a process has the
+// table open for updates.
 func RecoverJournal(path string) (JournalReport, error) {
 	return recoverJournal(vfs.Default, path, time.Now())
 }
 
 func recoverJournal(fs vfs.FS, path string, now time.Time) (JournalReport, error) {
+	lock, err := claim(fs, path)
+	if err != nil {
+		return JournalReport{Path: JournalPath(path)}, err
+	}
+	defer lock.Close()
 	rep, err := CheckJournal(path)
 	if err != nil || rep.Damage == nil {
 		return rep, err

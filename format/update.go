@@ -266,6 +266,9 @@ func (db *DB) replay(s *snapshot) error {
 				return ok && cur.seq > e.seq
 			})
 		}
+		if db.cfg.shared {
+			return nil // left out, and left to the table's writer
+		}
 		return db.setAside(s, aside, "replay")
 	}
 	return nil

@@ -38,16 +38,16 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%s follows a shared update log (%s): post the feed to any node's /admin/v1/updates so that every node applies it, or pass --outside-log to apply it to this table alone",
 			*dbPath, updatelog.StatePath(*dbPath))
 	}
-	// Opened once as it is: the table and its journal are checked, the
-	// journal's torn tail is cut and what the table cannot resolve is set
-	// aside, on the real files, before any feed is staged.
+	// Opened as it is, and held open to the end: the table and its
+	// journal are checked, what the table cannot resolve is set aside, on
+	// the real files, before any feed is staged; and the table's writer's
+	// lock is held until the last feed's journal is in place, so that no
+	// server or other apply appends to the journal this one replaces.
 	db, err := format.Open(*dbPath)
 	if err != nil {
-		return err
+		return writerAdvice(err, "post the feed to the server's POST /admin/v1/updates, or stop it first")
 	}
-	if err := db.Close(); err != nil {
-		return err
-	}
+	defer db.Close()
 	removeStaleStages(*dbPath)
 	start := time.Now()
 	total, pending := 0, 0
@@ -60,6 +60,15 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "applied %d updates in %s; %d numbers pending compaction\n", total, time.Since(start).Round(time.Millisecond), pending)
 	return nil
+}
+
+// writerAdvice adds to err, when another process has the table open for
+// updates (format.ErrLocked), what to do instead.
+func writerAdvice(err error, instead string) error {
+	if errors.Is(err, format.ErrLocked) {
+		return fmt.Errorf("%w: %s", err, instead)
+	}
+	return err
 }
 
 // stagePrefix is how the directories applyFeed stages a feed in, beside
@@ -230,7 +239,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	db, err := format.Open(*dbPath)
 	if err != nil {
-		return err
+		return writerAdvice(err, "compact through the server's POST /admin/v1/compact, or stop it first")
 	}
 	defer db.Close()
 	pending := db.PendingUpdates()

@@ -49,11 +49,25 @@ func TestApplyAndCompact(t *testing.T) {
 	assert.Contains(t, out, "compacted 2 pending numbers")
 	db, err = format.Open(table, format.WithVerify())
 	require.NoError(t, err)
-	defer db.Close()
 	assert.Zero(t, db.PendingUpdates())
 	r, err = db.Get(3122001234, format.FieldPorted)
 	require.NoError(t, err)
 	assert.False(t, r.Ported.OK)
+
+	// While a process (a server) has the table open for updates, apply,
+	// compact and journal recover refuse it, saying what to do instead;
+	// lookup answers beside it.
+	for _, args := range [][]string{{"apply", "--db", table, feed}, {"compact", "--db", table}, {"journal", "recover", "--db", table}} {
+		code, _, errs = runCmd(t, args...)
+		assert.Equal(t, 1, code, args)
+		assert.Contains(t, errs, "open for updates in another process", args)
+		assert.Contains(t, errs, "stop it first", args)
+	}
+	code, out, errs = runCmd(t, "lookup", "--db", table, "12025550199")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "12025569000")
+	assert.Zero(t, db.PendingUpdates(), "nothing was applied meanwhile")
+	require.NoError(t, db.Close())
 
 	bad := filepath.Join(dir, "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("action,tn,lrn,spid,activated_at\nA,2025550198,2025569000,ZZZZ,\n"), 0o644))

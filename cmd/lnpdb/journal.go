@@ -28,7 +28,7 @@ func runJournal(ctx context.Context, e *env, args []string) error {
 		rep, err = format.RecoverJournal(*dbPath)
 	}
 	if err != nil {
-		return err
+		return writerAdvice(err, "stop it first")
 	}
 	out := e.stdout
 	fmt.Fprintf(out, "journal %s: %d bytes\n", rep.Path, rep.Size)

@@ -19,6 +19,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/kamailiopdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
+	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/stretchr/testify/assert"
@@ -115,7 +116,11 @@ func TestKamailio(t *testing.T) {
 	root, err := filepath.Abs("../../testdata/softswitch")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	db, table := testdb.OpenFile(t, lnpdb.Sample())
+	// Read beside the server, which is the table's writer.
+	table := testdb.Build(t, lnpdb.Sample())
+	db, err := format.Open(table, format.ReadOnly())
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
 	carriersPath := filepath.Join(root, "carriers.txt")
 	carriers, err := kamailiopdb.LoadCarriers(carriersPath)
 	require.NoError(t, err)

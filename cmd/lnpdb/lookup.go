@@ -95,7 +95,9 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer cleanup()
-	db, err := format.Open(path)
+	// Shared: a lookup writes nothing, and answers beside a server that
+	// has the table open for updates, with the updates journaled so far.
+	db, err := format.Open(path, format.Shared())
 	if err != nil {
 		return err
 	}

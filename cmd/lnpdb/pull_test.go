@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/distribute"
+	"github.com/lnpdb/lnpdb/format"
 )
 
 // adminKeyFile writes f's admin key to a file, as --key-file wants it.
@@ -25,14 +26,14 @@ func (f *liveFixture) adminKeyFile(t *testing.T) string {
 	return p
 }
 
-// onlyTable asserts that dir holds the table, its ETag file and nothing
-// else: no temporary file.
+// onlyTable asserts that dir holds the table, its ETag file, its lock
+// file and nothing else: no temporary file.
 func onlyTable(t *testing.T, path string) {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	for _, e := range entries {
-		assert.Contains(t, []string{filepath.Base(path), filepath.Base(distribute.ETagPath(path))}, e.Name())
+		assert.Contains(t, []string{filepath.Base(path), filepath.Base(distribute.ETagPath(path)), filepath.Base(format.LockPath(path))}, e.Name())
 	}
 }
 

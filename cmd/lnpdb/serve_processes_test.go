@@ -152,7 +152,6 @@ func TestServeProcessesEmptyOneWallet(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dsn := testpg.New(t)
-			table := testdb.Build(t, lnpdb.Sample())
 			ctx := context.Background()
 			id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "hammered"))
 			key := strings.TrimSpace(mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--rpm", "100000000"))
@@ -166,8 +165,11 @@ func TestServeProcessesEmptyOneWallet(t *testing.T) {
 			// The test counts every answer as paid or refused for want of
 			// credit: the store may wait its longest, for a machine that
 			// runs it under the race detector beside other work.
-			args := []string{"--db", table, "--accounts", dsn, "--lease-ttl", ttl.String(), "--accounts-timeout", "5s"}
-			p1, p2 := startServeProcess(t, args...), startServeProcess(t, args...)
+			// Each node serves its own copy of the table, its writer.
+			args := func() []string {
+				return []string{"--db", testdb.Build(t, lnpdb.Sample()), "--accounts", dsn, "--lease-ttl", ttl.String(), "--accounts-timeout", "5s"}
+			}
+			p1, p2 := startServeProcess(t, args()...), startServeProcess(t, args()...)
 			var mu sync.Mutex
 			live := []*serveProcess{p1, p2}
 			servers := func() []*serveProcess { mu.Lock(); defer mu.Unlock(); return live }

@@ -107,13 +107,15 @@ func TestServeProcessesShareOneRateLimit(t *testing.T) {
 		t.Skip("starts lnpdb serve processes")
 	}
 	srv := testredis.Start(t)
-	table := testdb.Build(t, lnpdb.Sample())
 	keys := filepath.Join(t.TempDir(), "keys")
 	key := strings.TrimSpace(mustRun(t, "key", "new", "--keys", keys, "--rpm", "100"))
 	const limit, prefix = 100, "lnpdbtest:"
 
-	args := []string{"--db", table, "--keys", keys, "--redis", srv.URL(), "--redis-prefix", prefix, "--redis-timeout", "2s"}
-	nodes := []*serveProcess{startServeProcess(t, args...), startServeProcess(t, args...), startServeProcess(t, args...)}
+	// Each node serves its own copy of the table, its writer.
+	args := func() []string {
+		return []string{"--db", testdb.Build(t, lnpdb.Sample()), "--keys", keys, "--redis", srv.URL(), "--redis-prefix", prefix, "--redis-timeout", "2s"}
+	}
+	nodes := []*serveProcess{startServeProcess(t, args()...), startServeProcess(t, args()...), startServeProcess(t, args()...)}
 	for _, p := range nodes {
 		assert.Equal(t, true, redisStatus(t, p)["ok"])
 		assert.Equal(t, 1.0, metric(t, p, "lnpdb_ratelimit_redis_up"))
