@@ -262,7 +262,8 @@ func lookup(args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := format.Open(*path)
+	// Shared: read beside the server run.sh started, the table's writer.
+	db, err := format.Open(*path, format.Shared())
 	if err != nil {
 		return err
 	}
