@@ -63,6 +63,9 @@ func TestApplyAndCompact(t *testing.T) {
 		assert.Contains(t, errs, "open for updates in another process", args)
 		assert.Contains(t, errs, "stop it first", args)
 	}
+	code, _, errs = runCmd(t, "serve", "--db", table, "--dev-key", "--addr", "127.0.0.1:0", "--watch", "0")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "each lnpdb serve needs its own copy of the table", "a second server on one table")
 	code, out, errs = runCmd(t, "lookup", "--db", table, "12025550199")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "12025569000")

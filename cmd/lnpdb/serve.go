@@ -296,7 +296,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	// never served.
 	opened := time.Now()
 	if s.db, err = format.Open(path, format.WithVerify()); err != nil {
-		return err
+		return writerAdvice(err, "each lnpdb serve needs its own copy of the table (see OPERATIONS, several nodes); stop the other, or let the apply finish")
 	}
 	s.onClose(func() { s.db.Close() })
 	logRecovery(s.log, s.db, time.Since(opened))
