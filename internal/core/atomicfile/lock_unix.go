@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"syscall"
 
 	"github.com/lnpdb/lnpdb/internal/core/vfs"
@@ -15,3 +16,6 @@ func lock(f vfs.File) error {
 func tryLock(f vfs.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }
+
+// held reports whether lock's error says another holds the lock.
+func held(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }
