@@ -129,7 +129,7 @@ func startDips(f *dipFlags, db *format.DB, reg prometheus.Registerer, log *slog.
 			"tcp_max_conns", orCap(f.dnsTCPMax, enum.DefaultTCPMaxConns, sockets.ShareDNS))
 	}
 	if f.sip != "" {
-		allow, err := parsePrefixes(f.sipAllow)
+		allow, err := parsePrefixes("sip-allow", f.sipAllow)
 		if err != nil {
 			return nil, err
 		}
@@ -238,20 +238,26 @@ func withPort(addr string, port int) string {
 	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 }
 
-func parsePrefixes(s string) ([]netip.Prefix, error) {
-	if s == "" {
-		return nil, nil
-	}
+// parsePrefixes parses the comma-separated networks (CIDR prefixes) and
+// addresses of the flag named flag: an address is a network of its whole
+// length, and an IPv4-mapped IPv6 form is taken as IPv4, as the sources
+// it is compared with are.
+func parsePrefixes(flag, s string) ([]netip.Prefix, error) {
 	var ps []netip.Prefix
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
 		p, err := netip.ParsePrefix(f)
 		if err != nil {
 			a, aerr := netip.ParseAddr(f)
 			if aerr != nil {
-				return nil, fmt.Errorf("%w: --sip-allow: %q is neither a network (CIDR) nor an address", errUsage, f)
+				return nil, fmt.Errorf("%w: --%s: %q is neither a network (CIDR) nor an address", errUsage, flag, f)
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 		}
 		ps = append(ps, p.Masked())
 	}

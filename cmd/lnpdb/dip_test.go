@@ -133,9 +133,16 @@ func TestWithPort(t *testing.T) {
 	assert.Equal(t, "[::1]:5574", withPort("[::1]", 5574))
 	assert.Equal(t, "[::1]:99", withPort("[::1]:99", 5574))
 	assert.Equal(t, ":5574", withPort(":5574", 53))
-	ps, err := parsePrefixes("10.0.0.0/8, 192.0.2.7,::1")
+	ps, err := parsePrefixes("sip-allow", "10.0.0.0/8, 192.0.2.7,::1,::ffff:198.51.100.0/120,")
 	require.NoError(t, err)
-	assert.Equal(t, "[10.0.0.0/8 192.0.2.7/32 ::1/128]", fmt.Sprint(ps))
+	assert.Equal(t, "[10.0.0.0/8 192.0.2.7/32 ::1/128 198.51.100.0/24]", fmt.Sprint(ps))
+	for _, bad := range []string{"10.0.0.0/33", "proxy.example.net", "10.0.0.1:80"} {
+		_, err := parsePrefixes("trusted-proxies", bad)
+		assert.ErrorContains(t, err, "--trusted-proxies", bad)
+	}
+	none, err := parsePrefixes("sip-allow", "")
+	require.NoError(t, err)
+	assert.Empty(t, none)
 }
 
 // TestListenPortZeroCollision: with port 0 the UDP socket picks the port

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -62,6 +63,7 @@ type serveFlags struct {
 	dbPath, addr, keysPath, accountsDSN, metricsAddr string
 	accountsSchema                                   string
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
+	trustedProxies                                   string
 	otlpEndpoint                                     string
 	devKey, accessLog, h2c, webUI                    bool
 	limit, compactAt                                 int
@@ -94,6 +96,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `file` (PEM) of --tls-cert")
 	fs.BoolVar(&f.h2c, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge), e.g. behind a proxy")
 	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
+	fs.StringVar(&f.trustedProxies, "trusted-proxies", "", "believe X-Forwarded-For from these comma-separated `addresses and CIDR prefixes` (the reverse proxies or load balancers in front): the client's address is then its last entry that is not one of them (default: the header is ignored)")
 	fs.BoolVar(&f.webUI, "console", true, "serve the web interface: /account for the key holders of --accounts, /console for --admin-keys (false: the API alone)")
 	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces of the HTTP API's requests to this OTLP/HTTP collector `URL` (http://HOST:4318; default: no traces)")
 	f.dips = addDipFlags(fs)
@@ -185,6 +188,7 @@ type serveRun struct {
 	lv        *live.Runner
 	tls       *serveTLS
 	origins   []string // CORS
+	proxies   []netip.Prefix
 	dips      *dips
 	history   *history.Sampler
 	redis     func() redislimit.Status // nil without --redis
@@ -237,6 +241,9 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		return err
 	}
 	if s.origins, err = corsOrigins(f.cors); err != nil {
+		return err
+	}
+	if s.proxies, err = parsePrefixes("trusted-proxies", f.trustedProxies); err != nil {
 		return err
 	}
 	var devHash *auth.Key
@@ -408,7 +415,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	if root, err = s.withWebUI(root); err != nil {
 		return err
 	}
-	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: s.origins}); err != nil {
+	if root, err = httpapi.Conventions(root, httpapi.ConventionsConfig{CORSOrigins: s.origins, TrustedProxies: s.proxies}); err != nil {
 		return err
 	}
 	s.servers = []*http.Server{newServer(root, s.log)}

@@ -112,8 +112,30 @@ func TestServeTLSAndCORSFlags(t *testing.T) {
 		{"--tls-key", "x.pem"},
 		{"--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"},
 		{"--cors-origin", "app.example"},
+		{"--trusted-proxies", "proxy.example.net"},
 	} {
 		code := run(t.Context(), &env{stdout: io.Discard, stderr: io.Discard}, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
 		assert.NotEqual(t, 0, code, strings.Join(args, " "))
+	}
+}
+
+// TestServeTrustedProxies: behind a trusted proxy the access log names the
+// client from X-Forwarded-For; the same header from anyone else is not
+// believed.
+func TestServeTrustedProxies(t *testing.T) {
+	for _, c := range []struct{ proxies, want string }{
+		{"127.0.0.0/8", `"remote":"198.51.100.7:0"`},
+		{"192.0.2.0/24", `"remote":"127.0.0.1:`},
+	} {
+		s := startServe(t, "--addr", "127.0.0.1:0", "--log-format", "json", "--trusted-proxies", c.proxies)
+		base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+		req, err := http.NewRequest(http.MethodGet, base+"/api/v1/status", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", "6.6.6.6, 198.51.100.7")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		s.awaitCount(t, c.want, 1)
+		require.Zero(t, s.stop(t))
 	}
 }

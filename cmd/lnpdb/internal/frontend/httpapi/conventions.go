@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,14 @@ type ConventionsConfig struct {
 	// any); none (the default) sends no CORS headers and answers OPTIONS
 	// like any other unknown method.
 	CORSOrigins []string
+	// TrustedProxies are the reverse proxies and load balancers in front
+	// of the server, IPv4 prefixes unmapped: a request from one of them has
+	// its RemoteAddr replaced with the client's address from its
+	// X-Forwarded-For (clientAddr), for everything after — the access log,
+	// the console's sign-in limits, the billing audit trail. None (the
+	// default): the header is ignored, as a client can write anything in
+	// it.
+	TrustedProxies []netip.Prefix
 }
 
 // Conventions wraps the API's handler (the lookups, and the admin API when
@@ -36,7 +45,9 @@ type ConventionsConfig struct {
 //     new one, set on the request for the access log and echoed in the
 //     response;
 //   - CORS for the configured origins: preflights answered 204, the
-//     rate-limit and request-id headers exposed.
+//     rate-limit and request-id headers exposed;
+//   - the client's address from X-Forwarded-For, for a request that came
+//     through one of the trusted proxies.
 func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error) {
 	// The fastest level: JSON compresses well at any level, and a bulk
 	// answer of 300 KB at the default level costs more than its lookups.
@@ -45,7 +56,7 @@ func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: gzip: %w", err)
 	}
-	c := &conventions{next: gz(next), plain: next, origins: cfg.CORSOrigins}
+	c := &conventions{next: gz(next), plain: next, origins: cfg.CORSOrigins, trusted: cfg.TrustedProxies}
 	c.anyOrigin = slices.Contains(cfg.CORSOrigins, "*")
 	return c, nil
 }
@@ -55,6 +66,7 @@ type conventions struct {
 	plain     http.Handler // not: single lookups
 	origins   []string
 	anyOrigin bool
+	trusted   []netip.Prefix
 }
 
 // Request ids this process makes: a random prefix and a counter, unique
@@ -82,6 +94,11 @@ var (
 )
 
 func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(c.trusted) > 0 {
+		if xff := r.Header["X-Forwarded-For"]; len(xff) > 0 {
+			r.RemoteAddr = clientAddr(r.RemoteAddr, xff, c.trusted)
+		}
+	}
 	id := header(r.Header, "X-Request-Id")
 	if !validRequestID(id) {
 		id = requestIDPrefix + strconv.FormatUint(requestIDs.Add(1), 36)
