@@ -8,7 +8,9 @@
 // A temporary file is named "." + the path's base name + ".tmp-" and a random
 // suffix, and holds an exclusive advisory lock while it is written, so that
 // RemoveStale can tell the leftovers of a killed writer (whose lock the kernel
-// released) from a file another process is still writing.
+// released) from a file another process is still writing. The same kind
+// of lock, on a file of its own that is never replaced (Claim), makes one
+// process the writer of what that file guards: a table and its journal.
 package atomicfile
 
 import (
