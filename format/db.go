@@ -154,34 +154,80 @@ func Open(path string, opts ...Option) (*DB, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := openSnapshot(path, cfg.verify, cfg.hugePages)
-	if err != nil {
-		return nil, err
-	}
 	db := &DB{path: path, fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
-	switch {
-	case !cfg.readOnly:
+	if cfg.shared {
+		return db.openShared()
+	}
+	if !cfg.readOnly {
+		// The lock before the mapping: a writer that held it until just
+		// now may have compacted, replacing the file and then trimming
+		// the journal to what the new file lacks; that journal replayed on
+		// the file mapped before the rename would lose what was folded in.
+		if _, err := os.Stat(path); err != nil {
+			return nil, err // no lock file for a table that is not there
+		}
+		var err error
 		if db.lock, err = claim(db.fs, path); err != nil {
-			s.mp.retire()
 			return nil, err
 		}
+	}
+	s, err := openSnapshot(path, cfg.verify, cfg.hugePages)
+	if err != nil {
+		db.unlock()
+		return nil, err
+	}
+	if !cfg.readOnly {
 		for _, p := range []string{path, JournalPath(path)} {
 			removed, _ := atomicfile.RemoveStale(db.fs, p)
 			db.recovery.RemovedTemps = append(db.recovery.RemovedTemps, removed...)
 		}
 		if err := db.replay(s); err != nil {
 			s.mp.retire()
-			db.lock.Close()
-			return nil, err
-		}
-	case cfg.shared:
-		if err := db.replay(s); err != nil {
-			s.mp.retire()
+			db.unlock()
 			return nil, err
 		}
 	}
 	db.snap.Store(s)
 	return db, nil
+}
+
+// openShared is Open with Shared. The writer may replace the file and
+// then trim the journal (a compaction) while it is read: a journal read
+// after the file it belongs to was replaced is replayed on the new file,
+// by opening again, so that nothing the compaction folded in is missed.
+func (db *DB) openShared() (*DB, error) {
+	for attempt := 0; ; attempt++ {
+		before, err := os.Stat(db.path)
+		if err != nil {
+			return nil, err
+		}
+		s, err := openSnapshot(db.path, db.cfg.verify, db.cfg.hugePages)
+		if err != nil {
+			return nil, err
+		}
+		if err := db.replay(s); err != nil {
+			s.mp.retire()
+			return nil, err
+		}
+		after, err := os.Stat(db.path)
+		if err == nil && os.SameFile(before, after) {
+			db.snap.Store(s)
+			return db, nil
+		}
+		s.mp.retire()
+		if attempt == 9 {
+			return nil, fmt.Errorf("%s: replaced while it was being opened, ten times in a row", db.path)
+		}
+		db.keys, db.seq, db.recovery = map[[32]byte]remembered{}, 0, Recovery{}
+	}
+}
+
+// unlock releases the writer's lock, if db holds it.
+func (db *DB) unlock() {
+	if db.lock != nil {
+		db.lock.Close()
+		db.lock = nil
+	}
 }
 
 // claim takes the writer's lock of the table at path (LockPath).
@@ -327,10 +373,7 @@ func (db *DB) Close() error {
 	}
 	// Released after the journal is closed: the next writer's Open
 	// replays all of it.
-	if db.lock != nil {
-		db.lock.Close()
-		db.lock = nil
-	}
+	db.unlock()
 	return err
 }
 

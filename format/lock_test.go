@@ -2,9 +2,11 @@ package format_test
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -132,4 +135,84 @@ func TestLockChild(t *testing.T) {
 	require.NoError(t, db.Apply(batchFor(0)))
 	os.Stdout.WriteString("applied\n")
 	select {}
+}
+
+// swapOnOpen is the operating system's file system, which runs swap
+// once, just before the file at name is first opened: for the journal,
+// the moment a compaction in another process can land for a reader that
+// has mapped the table and not yet read its journal; for the lock file,
+// the moment the writer that held it can finish a compaction and close.
+type swapOnOpen struct {
+	vfs.FS
+	name string
+	swap func()
+}
+
+func (s *swapOnOpen) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	if name == s.name && s.swap != nil {
+		swap := s.swap
+		s.swap = nil
+		swap()
+	}
+	return s.FS.OpenFile(name, flag, perm)
+}
+
+// compactedBeside returns the table at path (whose journal holds batch 0)
+// compacted, as a table and journal in another directory, and the swap
+// that moves them over path's, as a compaction in another process does:
+// the new file renamed in, then the journal trimmed to what it lacks.
+func compactedBeside(t *testing.T, path string) func() {
+	dir := t.TempDir()
+	compacted := filepath.Join(dir, filepath.Base(path))
+	for _, p := range [][2]string{{path, compacted}, {format.JournalPath(path), format.JournalPath(compacted)}} {
+		b, err := os.ReadFile(p[0])
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p[1], b, 0o644))
+	}
+	c, err := format.Open(compacted)
+	require.NoError(t, err)
+	require.NoError(t, c.Compact(context.Background()))
+	require.Zero(t, c.PendingUpdates())
+	require.NoError(t, c.Close())
+	return func() {
+		require.NoError(t, os.Rename(compacted, path))
+		require.NoError(t, os.Rename(format.JournalPath(compacted), format.JournalPath(path)))
+	}
+}
+
+// assertBatch0 checks that db answers batch 0's updates.
+func assertBatch0(t *testing.T, db *format.DB) {
+	for _, u := range batchFor(0) {
+		assert.Equal(t, "1"+strconv.FormatUint(u.LRN, 10), ported(t, db, u.TN).LRN, "%d, folded into the new file", u.TN)
+	}
+}
+
+// TestOpenDuringCompaction: a compaction by another process landing while
+// a table is opened does not lose the updates it folded into the new
+// file. A Shared open that mapped the old file and then reads the
+// trimmed journal opens the new file; a writer takes the lock before it
+// maps the file, so the writer that held the lock until then has renamed
+// its file in first.
+func TestOpenDuringCompaction(t *testing.T) {
+	for _, c := range []struct {
+		name, at string
+		opts     []format.Option
+	}{
+		{"shared", ".journal", []format.Option{format.Shared()}},
+		{"writer", ".lock", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := testdb.Build(t, mini)
+			w, err := format.Open(path)
+			require.NoError(t, err)
+			require.NoError(t, w.Apply(batchFor(0)))
+			require.NoError(t, w.Close())
+			fs := &swapOnOpen{FS: vfs.Default, name: path + c.at, swap: compactedBeside(t, path)}
+			db, err := format.Open(path, append(c.opts, format.WithFS(fs))...)
+			require.NoError(t, err)
+			defer db.Close()
+			require.Nil(t, fs.swap, "the compaction landed during the open")
+			assertBatch0(t, db)
+		})
+	}
 }
