@@ -99,9 +99,14 @@ func (l *MemoryLimiter) Allow(ctx context.Context, keyID string, limit int) (Dec
 // nothing; n below 1 counts as 1.
 func (l *MemoryLimiter) AllowN(_ context.Context, keyID string, limit, n int) (Decision, error) {
 	n = max(n, 1)
-	now := l.now()
 	s := &l.shards[maphash.String(l.seed, keyID)%limiterShards]
 	s.mu.Lock()
+	// The time is read under the lock: read before it, a request that
+	// waited for the lock held a time before the start of the window
+	// that the request ahead of it had just begun, and started it over,
+	// forgetting what it had counted (a node over Redis that went down
+	// let a key through 3–6 over its limit, 12 requests at once).
+	now := l.now()
 	w, ok := s.m[keyID]
 	if !ok || now.Sub(w.start) >= l.window || now.Before(w.start) {
 		w = window{start: now}

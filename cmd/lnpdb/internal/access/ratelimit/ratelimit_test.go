@@ -6,6 +6,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testclock"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,34 @@ func TestMemoryLimiterConcurrent(t *testing.T) {
 	assert.Equal(t, Decision{Allowed: true, Limit: 2, Remaining: 1, Reset: time.Minute}, d)
 	d, _ = l.Allow(context.Background(), "hot", limit)
 	assert.Equal(t, Decision{Allowed: false, Limit: limit, Remaining: 0, Reset: time.Minute}, d)
+}
+
+// TestMemoryLimiterMovingClock: on a clock that moves, as time.Now does,
+// requests racing for a key's new window are still counted exactly. The
+// clock sleeps after it is read, so that a request that read it may be
+// overtaken by one that read it later, as on a busy machine.
+func TestMemoryLimiterMovingClock(t *testing.T) {
+	for range 5 {
+		l := NewMemoryLimiter(time.Minute, func() time.Time {
+			now := time.Now()
+			time.Sleep(time.Microsecond)
+			return now
+		})
+		const workers, each, limit = 12, 50, 100
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					if d, _ := l.Allow(context.Background(), "key", limit); d.Allowed {
+						allowed.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, limit, allowed.Load(), "exactly the limit in one window")
+	}
 }
 
 func TestMemoryLimiterSweeps(t *testing.T) {
