@@ -116,14 +116,14 @@ func (l *listener) Accept() (net.Conn, error) {
 		}
 		pause = 0
 		if g.lim.Allow != nil && !g.lim.Allow(sourceAddr(c.RemoteAddr())) {
+			g.drop(DropDenied) // counted before the client can see the close
 			c.Close()
-			g.drop(DropDenied)
 			continue
 		}
 		if n := g.open.Add(1); g.lim.MaxConns > 0 && n > int64(g.lim.MaxConns) {
 			g.open.Add(-1)
-			c.Close()
 			g.drop(DropFull)
+			c.Close()
 			continue
 		}
 		gc := &conn{Conn: c, g: g}
