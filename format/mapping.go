@@ -31,8 +31,10 @@ type refShard struct {
 	_ [56]byte
 }
 
-// refIndex spreads numbers over the shards.
-func refIndex(tn uint64) int { return int((tn * 0x9e3779b97f4a7c15) >> 61) }
+// refIndex spreads numbers over the shards: tn modulo refShards, which
+// is the last three digits' (1000 is a multiple of 8), so that the
+// numbers of a random mix, and consecutive numbers, fall on every shard.
+func refIndex(tn uint64) int { return int(tn % refShards) }
 
 // drop drops a reference taken on shard c and reports whether it was the
 // shard's last: the caller then calls lastReleased, which unmaps a retired
@@ -99,7 +101,7 @@ func (db *DB) enter(tn uint64) (s *snapshot, c *refShard, ok bool) {
 	// then the check of retired (after the add). The mapping is loaded
 	// once: after the add, s.mp would be loaded again.
 	mp := s.mp
-	c = &mp.refs[refIndex(tn)&(refShards-1)]
+	c = &mp.refs[refIndex(tn)]
 	c.n.Add(1)
 	return s, c, !mp.retired.Load()
 }
