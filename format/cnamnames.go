@@ -2,6 +2,8 @@ package format
 
 import (
 	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
 )
 
 // The CNAMNAME section holds the distinct caller names, cold data that
@@ -11,14 +13,34 @@ import (
 //	(C+1) × u64 frame offsets relative to the first frame, then the frames.
 //
 // A frame decompresses to K names (fewer in the last), each a length byte
-// and that many bytes. Reading a name decompresses one frame (microseconds).
+// and that many bytes. Reading a name decompresses its frame (a few
+// microseconds) unless the frame is in the heap's cache of decoded frames.
 const namesPerChunk = 128
+
+// nameCacheSlots is the number of decoded frames a table keeps, each in
+// the slot of its chunk number modulo the count: up to 256 × 128 names
+// (a few hundred KB), so that the names a server answers again and again
+// are read without decompressing. A frame replaced in its slot stays
+// alive as long as a name read from it does.
+const nameCacheSlots = 256
 
 type nameHeap struct {
 	names, perChunk, chunks uint64
 	offsets                 int64 // absolute offset of the frame offset table
 	data                    int64 // absolute offset of the first frame
 	dataLen                 uint64
+	// cache holds decoded frames; the snapshots of one mapping share it.
+	// A slot is replaced whole (an atomic pointer to an immutable frame),
+	// so readers need no lock.
+	cache *[nameCacheSlots]atomic.Pointer[nameFrame]
+}
+
+// nameFrame is chunk's frame decompressed: its names, each a length byte
+// and that many bytes, as a string that is never modified, so that a name
+// is a substring of it.
+type nameFrame struct {
+	chunk uint64
+	names string
 }
 
 func loadNameHeap(m *region, e dirEntry, h *nameHeap) error {
@@ -42,25 +64,35 @@ func loadNameHeap(m *region, e dirEntry, h *nameHeap) error {
 	h.offsets = int64(e.offset) + 24
 	h.data = h.offsets + int64(tableLen)
 	h.dataLen = e.length - 24 - tableLen
+	h.cache = new([nameCacheSlots]atomic.Pointer[nameFrame])
 	return nil
 }
 
-// name returns caller name i.
+// name returns caller name i, a substring of its decoded frame (cached).
 func (h *nameHeap) name(m *region, i uint64) (string, error) {
 	if i >= h.names {
 		return "", errCorruptRecord
 	}
-	raw, err := h.frame(m, i/h.perChunk)
-	if err != nil {
-		return "", err
+	c := i / h.perChunk
+	slot := &h.cache[c%nameCacheSlots]
+	f := slot.Load()
+	if f == nil || f.chunk != c {
+		raw, err := h.frame(m, c)
+		if err != nil {
+			return "", err
+		}
+		// raw is this call's own, and nothing writes it again.
+		f = &nameFrame{chunk: c, names: unsafe.String(unsafe.SliceData(raw), len(raw))}
+		slot.Store(f)
 	}
+	raw := f.names
 	for k := i % h.perChunk; ; k-- {
 		if len(raw) == 0 || int(raw[0]) >= len(raw) {
 			return "", errCorruptRecord
 		}
 		n := int(raw[0])
 		if k == 0 {
-			return string(raw[1 : 1+n]), nil
+			return raw[1 : 1+n], nil
 		}
 		raw = raw[1+n:]
 	}
