@@ -71,9 +71,9 @@ Cases: **plain** \`lrn.Lookup(db, number, lrn.Options{})\` in a loop, the return
 Result copied out; **plain-into** \`lrn.LookupInto\` into one Result the loop reuses, as the
 front ends do; **full**, **full-into** the same with Enhanced and Messaging; **many**
 \`lrn.LookupMany\` plain, 1,024 numbers a call, into a reused slice; **messaging-into**,
-**trust-into** (not measured unless CASES names them) \`messaging.LookupInto\` and
-\`trust.LookupInto\` (at a fixed time) into one reused Result. The figures include the
-caller's loop.
+**trust-into**, **cnam-into** (not measured unless CASES names them) \`messaging.LookupInto\`,
+\`trust.LookupInto\` (at a fixed time) and \`cnam.LookupInto\` into one reused Result. The
+figures include the caller's loop.
 INTRO
 	)" "${profiles[@]}"
 log "wrote $OUT"

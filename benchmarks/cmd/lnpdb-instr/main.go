@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/benchmarks/internal/bench"
+	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
@@ -159,6 +160,7 @@ var cases = map[string]func(db *format.DB, qs []string) uint64{
 	// per-number section beside the route.
 	"messaging-into": loopMessagingInto,
 	"trust-into":     loopTrustInto,
+	"cnam-into":      loopCNAMInto,
 }
 
 var (
@@ -188,6 +190,18 @@ func loopTrustInto(db *format.DB, qs []string) uint64 {
 	for _, q := range qs {
 		if trust.LookupInto(db, q, trustOpt, &r) == nil {
 			sum += uint64(r.Score) + uint64(len(r.Reasons))
+		}
+	}
+	return sum
+}
+
+//go:noinline
+func loopCNAMInto(db *format.DB, qs []string) uint64 {
+	var sum uint64
+	var r cnam.Result
+	for _, q := range qs {
+		if cnam.LookupInto(db, q, &r) == nil {
+			sum += uint64(len(r.CNAM)) + uint64(r.Source)
 		}
 	}
 	return sum
