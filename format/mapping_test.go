@@ -2,9 +2,11 @@ package format
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +102,42 @@ func TestReenterAfterRetire(t *testing.T) {
 	assert.Nil(t, s4, "closed")
 	assert.True(t, s3.mp.unmapped())
 	require.ErrorIs(t, db.GetRoute(2025550123, false, &r), ErrClosed)
+}
+
+// Each shard's counter of a mapping's reference count is on a cache line
+// of its own, and the fields every lookup reads (the region, retired) are
+// on none of those lines: a lookup on one core then never writes a line
+// that a lookup on another shard writes or reads. The shards are 64 bytes
+// apart, so this holds wherever the heap places the mapping: at 522 bytes
+// with pointers it gets an 8-byte allocation header, and the shards start
+// 8 bytes into their lines.
+func TestMappingShardsOwnTheirLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.lnpdb")
+	w := NewWriter()
+	_, err := w.WriteFile(context.Background(), path, WriteOptions{})
+	require.NoError(t, err)
+	line := func(p unsafe.Pointer) uintptr { return uintptr(p) / 64 }
+	for range 16 { // several mappings, at several places in their span
+		db, err := Open(path)
+		require.NoError(t, err)
+		s, ref := db.acquire(2025550123)
+		require.NotNil(t, s)
+		mp := s.mp
+		owner := map[uintptr]string{}
+		claim := func(p unsafe.Pointer, size uintptr, name string) {
+			for _, l := range []uintptr{line(p), line(unsafe.Add(p, size-1))} {
+				if o, taken := owner[l]; taken && o != name {
+					t.Errorf("%s shares a line with %s", name, o)
+				}
+				owner[l] = name
+			}
+		}
+		for i := range mp.refs {
+			claim(unsafe.Pointer(&mp.refs[i].n), unsafe.Sizeof(mp.refs[i].n), fmt.Sprintf("shard %d", i))
+		}
+		claim(unsafe.Pointer(&mp.m), unsafe.Sizeof(mp.m), "the read fields")
+		claim(unsafe.Pointer(&mp.retired), unsafe.Sizeof(mp.retired), "the read fields")
+		mp.release(ref)
+		require.NoError(t, db.Close())
+	}
 }
