@@ -98,7 +98,7 @@ func (h *nameHeap) name(m *region, i uint64) (string, error) {
 	}
 }
 
-// frame returns chunk c decompressed.
+// frame returns chunk c decompressed, into a new buffer of its own.
 func (h *nameHeap) frame(m *region, c uint64) ([]byte, error) {
 	var ob [16]byte
 	if _, err := m.ReadAt(ob[:], h.offsets+int64(c)*8); err != nil {
@@ -108,11 +108,13 @@ func (h *nameHeap) frame(m *region, c uint64) ([]byte, error) {
 	if start > end || end > h.dataLen || end-start > 1<<20 {
 		return nil, errCorruptRecord
 	}
-	frame := make([]byte, end-start)
-	if _, err := m.ReadAt(frame, h.data+int64(start)); err != nil {
+	// Decoded from the mapping in place: the caller holds its reference.
+	b := m.Bytes()
+	at := uint64(h.data)
+	if at+end > uint64(len(b)) {
 		return nil, errCorruptRecord
 	}
-	raw, err := decompress(frame)
+	raw, err := decompress(b[at+start : at+end])
 	if err != nil {
 		return nil, errCorruptRecord
 	}

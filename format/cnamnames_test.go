@@ -65,3 +65,24 @@ func TestNameHeapCachedNameAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// A name whose frame is not kept is decoded from the mapped bytes in
+// place: two allocations, the decoded frame and the cache's entry for it,
+// and none for a copy of the compressed frame.
+func TestNameHeapUncachedNameAllocatesTheFrameOnly(t *testing.T) {
+	names := make([]string, (nameCacheSlots+1)*namesPerChunk)
+	for i := range names {
+		names[i] = fmt.Sprintf("NAME %d", i)
+	}
+	m, h := nameHeapOf(t, names)
+	// Chunks 0 and nameCacheSlots share a slot: each read evicts the other.
+	a, b := uint64(1), uint64(nameCacheSlots*namesPerChunk+1)
+	allocs := testing.AllocsPerRun(50, func() {
+		for _, i := range []uint64{a, b} {
+			if n, err := h.name(m, i); err != nil || n != names[i] {
+				t.Fatalf("%q, %v", n, err)
+			}
+		}
+	})
+	assert.Equal(t, 4.0, allocs, "allocations for two names whose frames are not kept")
+}
