@@ -72,10 +72,12 @@ type Result struct {
 // matches [ErrInvalidNumber]. Other errors are as for lrn.Lookup: [ErrClosed], or a
 // wrapped corruption error that matches format.ErrCorrupt.
 //
-// Lookup is safe for concurrent use. A record's name is decompressed from
-// the table's CNAM section, and the location fallback builds its name (one
-// allocation); the wireless fallback allocates nothing for a canonical
-// input.
+// Lookup is safe for concurrent use. A record's name is read from the
+// table's CNAM section, whose compressed frames of 128 names a table keeps
+// decoded, up to 256 of them: a name whose frame is kept allocates nothing,
+// one whose frame is not costs its frame's decoding (two allocations). The
+// location fallback builds its name (one allocation); the wireless fallback
+// allocates nothing for a canonical input.
 func Lookup(db *format.DB, number string) (Result, error) {
 	var r Result
 	err := LookupInto(db, number, &r)
