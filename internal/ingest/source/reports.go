@@ -218,10 +218,10 @@ func parseReportDate(s string) (int64, *badField) {
 	}
 	for _, layout := range []string{"01/02/2006", "1/2/2006", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			if t.Year() < 1970 {
-				break
+			if u := t.Unix(); u >= 0 && u < maxTime {
+				return u, nil
 			}
-			return t.Unix(), nil
+			return 0, &badField{col: "effective_date", reason: ErrTimeRange.Error() + ": " + quote(s), err: ErrTimeRange}
 		}
 	}
 	if t, err := parseTime(s); err == nil {

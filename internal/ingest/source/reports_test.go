@@ -35,6 +35,8 @@ func TestReadNumberingReports(t *testing.T) {
 		{"State,NPA-NXX,OCN,RateCenter\nCO,303-555,AB1C,\n", "ratecenter", "empty"},
 		{"State,NPA,NXX,X,OCN,RateCenter\nCO,303,555,x,AB1C,DENVER\n", "x", "not a digit"},
 		{"State,NPA-NXX,OCN,RateCenter,Effective Date\nCO,303-555,AB1C,DENVER,13/45/2020\n", "effective_date", "not MM/DD/YYYY"},
+		{"State,NPA-NXX,OCN,RateCenter,Effective Date\nCO,303-555,AB1C,DENVER,01/01/2110\n", "effective_date", "after 2105"},
+		{"State,NPA-NXX,OCN,RateCenter,Effective Date\nCO,303-555,AB1C,DENVER,1969-12-31\n", "effective_date", "before 1970"},
 	} {
 		_, err := readAll(ReadNumberingReport, tt.body, Options{})
 		requireRowError(t, err, 2, tt.column, tt.reason)
