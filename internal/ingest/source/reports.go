@@ -218,10 +218,11 @@ func parseReportDate(s string) (int64, *badField) {
 	}
 	for _, layout := range []string{"01/02/2006", "1/2/2006", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			if u := t.Unix(); u >= 0 && u < maxTime {
-				return u, nil
+			u, err := unixTime(t.Year(), int(t.Month()), t.Day(), 0, 0, 0, 0)
+			if err != nil {
+				return 0, &badField{col: "effective_date", reason: err.Error() + ": " + quote(s), err: err}
 			}
-			return 0, &badField{col: "effective_date", reason: ErrTimeRange.Error() + ": " + quote(s), err: ErrTimeRange}
+			return u, nil
 		}
 	}
 	if t, err := parseTime(s); err == nil {
