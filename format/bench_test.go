@@ -53,7 +53,7 @@ func sizeName(n int) string {
 
 func openBench(b *testing.B, n int) (*format.DB, *benchdata.Table) {
 	t := benchdata.Get(b, n)
-	db, err := format.Open(t.Path, format.Shared()) // a reader: no lock between benchmarks
+	db, err := format.Open(t.Path) // a reader: no lock between benchmarks
 	if err != nil {
 		b.Fatal(err)
 	}

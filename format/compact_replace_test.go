@@ -47,7 +47,7 @@ func TestCompactLeavesReplacementInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the compacted file is removed")
 
-	onDisk, err := format.Open(path, format.ReadOnly()) // db holds the writer's lock
+	onDisk, err := format.Open(path, format.IgnoreJournal()) // db holds the writer's lock
 	require.NoError(t, err)
 	assert.Equal(t, "13122008888", ported(t, onDisk, 3122001234).LRN, "the replacement is in place")
 	require.NoError(t, onDisk.Close())
@@ -59,7 +59,7 @@ func TestCompactLeavesReplacementInPlace(t *testing.T) {
 	assert.True(t, ported(t, db, 2025550199).OK, "the update is folded into the replacement")
 	require.NoError(t, db.Close())
 
-	db, err = format.Open(path, format.WithVerify())
+	db, err = format.OpenWriter(path, format.Verify())
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Zero(t, db.PendingUpdates())

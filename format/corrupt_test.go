@@ -25,7 +25,7 @@ import (
 func openAndVerify(t testing.TB, dir string, b []byte) error {
 	p := filepath.Join(dir, "x.lnpdb")
 	require.NoError(t, os.WriteFile(p, b, 0o644))
-	db, err := format.Open(p)
+	db, err := format.OpenWriter(p)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func TestFileID(t *testing.T) {
 	assert.Regexp(t, `^[0-9a-f]{16}$`, id)
 
 	path := testdb.Build(t, mini)
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Equal(t, id, db.Info().ID)
@@ -218,7 +218,7 @@ func TestFileID(t *testing.T) {
 func TestDamagedBlockIndex(t *testing.T) {
 	good := miniTable(t)
 	const tn = 2025553001 // in 202-555, a code split into thousands-blocks
-	db, err := format.Open(testdb.Build(t, mini))
+	db, err := format.OpenWriter(testdb.Build(t, mini))
 	require.NoError(t, err)
 	word, entry, nentry, nthou := db.BlockOffsets(tn)
 	require.NoError(t, db.Close())
@@ -234,7 +234,7 @@ func TestDamagedBlockIndex(t *testing.T) {
 			damage(b)
 			p := filepath.Join(t.TempDir(), "x.lnpdb")
 			require.NoError(t, os.WriteFile(p, b, 0o644))
-			db, err := format.Open(p)
+			db, err := format.OpenWriter(p)
 			require.NoError(t, err, "Open reads no record")
 			defer db.Close()
 			for _, f := range []format.Fields{format.FieldPorted, format.FieldAll} {
@@ -264,7 +264,7 @@ func TestDamagedBlockIndex(t *testing.T) {
 func TestDamagedRowLeftOut(t *testing.T) {
 	good := miniTable(t)
 	const ported, notPorted = 3122001234, 3122000001
-	db, err := format.Open(testdb.Build(t, mini))
+	db, err := format.OpenWriter(testdb.Build(t, mini))
 	require.NoError(t, err)
 	_, entry, _, _ := db.BlockOffsets(ported)
 	require.NoError(t, db.Close())
@@ -274,7 +274,7 @@ func TestDamagedRowLeftOut(t *testing.T) {
 	binary.LittleEndian.PutUint32(b[entry+4:], 0xFFFFFFF0) // rate center index
 	p := filepath.Join(t.TempDir(), "x.lnpdb")
 	require.NoError(t, os.WriteFile(p, b, 0o644))
-	db, err = format.Open(p)
+	db, err = format.OpenWriter(p)
 	require.NoError(t, err, "Open reads no record")
 	defer db.Close()
 	assert.ErrorIs(t, db.Verify(), format.ErrCorrupt)

@@ -89,7 +89,7 @@ type snapshot struct {
 	b      []byte // m.Bytes(): the whole file
 }
 
-// Option configures Open.
+// Option configures Open, OpenWriter and OpenBytes.
 type Option func(*openConfig)
 
 type openConfig struct {
@@ -100,102 +100,171 @@ type openConfig struct {
 	fs        vfs.FS
 }
 
-// WithVerify makes Open check every section's checksum and structure (see
-// Verify) before it returns, and Reload check every file before it swaps it
-// in: a full read of the file, in exchange for the certainty that no lookup
-// will meet a damaged byte. A server should use it; its cost is about a
-// second per GB of table on a warm page cache.
-func WithVerify() Option { return func(c *openConfig) { c.verify = true } }
+// Verify makes Open check every section's checksum and structure (see
+// DB.Verify) before it returns, and Reload check every file before it
+// swaps it in: a full read of the file, in exchange for the certainty that
+// no lookup will meet a damaged byte. A server should use it; its cost is
+// about a second per GB of table on a warm page cache.
+func Verify() Option { return func(c *openConfig) { c.verify = true } }
 
-// ReadOnly opens the table file alone: the journal is neither replayed nor
-// touched, no temporary file is removed, and Apply and Compact return
-// ErrReadOnly. For inspecting and verifying a file (a damaged journal is not
-// a damaged table).
-func ReadOnly() Option { return func(c *openConfig) { c.readOnly = true } }
+// HugePages holds the table in huge pages (2 MiB on x86-64), for
+// users who have the RAM: on a table larger than the CPU caches every
+// random lookup then misses the TLB far less often. (Without it, Open
+// advises its file mapping MADV_HUGEPAGE, and tables are written so that
+// a page cache with large folios (Linux 6.18 on ext4 does; older kernels
+// and file systems may not) holds them in 2 MiB folios, mapped as huge
+// pages; with it they are on huge pages wherever transparent huge pages
+// work.) Open copies the file into anonymous memory advised MADV_HUGEPAGE,
+// so the table costs its whole size in memory the kernel cannot reclaim
+// (and twice that while a Reload or Compact swaps in a new file), on top
+// of the page cache's copy of the file, which the kernel may drop; a file
+// that already sits on a tmpfs is mapped as it is and advised the same
+// way (a tmpfs mounted with huge=always gives huge pages without the
+// copy). It takes effect where transparent huge pages are enabled for
+// madvise or always (/sys/kernel/mm/transparent_hugepage/enabled); set to
+// never, the copy is made on small pages, and on a kernel built without
+// them Open fails, naming madvise. Reloads, compaction and live updates
+// work the same; Info reports how the table is held.
+func HugePages() Option { return func(c *openConfig) { c.hugePages = true } }
 
-// Shared opens the table as it stands for reading while another process
-// may be updating it: the journal is replayed as far as its last complete
-// batch, and nothing is written — no torn tail is cut, no temporary file
-// removed, no update set aside (one the table cannot resolve is left out
-// of the answers) — and no lock is taken; Apply and Compact return
-// ErrReadOnly. Updates applied after Open are not seen until the table is
-// opened again. For a command-line lookup beside a server.
+// IgnoreJournal makes Open read the table file alone: the journal of live
+// updates beside it is not read. For inspecting and verifying a file (a
+// damaged journal is not a damaged table). OpenWriter refuses it.
+func IgnoreJournal() Option {
+	return func(c *openConfig) { c.readOnly, c.shared = true, false }
+}
+
+// WithVerify is Verify.
+//
+// Deprecated: use Verify.
+func WithVerify() Option { return Verify() }
+
+// WithHugePages is HugePages.
+//
+// Deprecated: use HugePages.
+func WithHugePages() Option { return HugePages() }
+
+// ReadOnly is IgnoreJournal: Open reads the table file alone.
+//
+// Deprecated: Open is read-only; use IgnoreJournal to leave the journal
+// out, or nothing to read the table as its writer left it.
+func ReadOnly() Option { return IgnoreJournal() }
+
+// Shared is Open's default: it reads a table beside its writer.
+//
+// Deprecated: Open does what Shared did; drop it.
 func Shared() Option {
 	return func(c *openConfig) { c.readOnly, c.shared = true, true }
 }
 
 // ErrLocked reports a table that another process has open for updates
-// (Open without ReadOnly or Shared): a table has one writer at a time, as
-// its journal has one end. Errors wrapping it say which lock file is held.
+// (OpenWriter): a table has one writer at a time, as its journal has one
+// end. Errors wrapping it say which lock file is held.
 var ErrLocked = errors.New("format: table locked by its writer")
 
 // LockPath is the lock file of the table at path: held, as an advisory
-// lock, by the one DB that has the table open for updates, so that no
-// second writer — another server, lnpdb apply, compact or journal recover
-// — appends to its journal or replaces it meanwhile, which would lose
-// updates the first had acknowledged. It is empty and never removed.
+// lock, by the one DB that has the table open for updates (OpenWriter), so
+// that no second writer — another server, lnpdb apply, compact or journal
+// recover — appends to its journal or replaces it meanwhile, which would
+// lose updates the first had acknowledged. It is empty and never removed.
+// Open neither takes nor creates it.
 func LockPath(path string) string { return path + ".lock" }
 
-// ErrReadOnly reports an update or compaction of a table opened ReadOnly.
+// ErrReadOnly reports an update or compaction of a table opened for
+// reading (Open, OpenBytes), or an option OpenWriter cannot honour.
 var ErrReadOnly = errors.New("format: table opened read-only")
 
-// Open maps the table file at path. It reads the header, the section
-// directory and the small dictionaries, and checks their checksums; its cost
-// does not grow with the number of numbers in the table. Damage in the large
-// sections is found by Verify (or WithVerify); lookups on a damaged file
-// return errors, never panic.
+// Open maps the table file at path for reading. It reads the header, the
+// section directory and the small dictionaries, and checks their
+// checksums; its cost does not grow with the number of numbers in the
+// table. Damage in the large sections is found by Verify (or the Verify
+// option); lookups on a damaged file return errors, never panic.
 //
-// Unless ReadOnly, Open also replays the table's journal (refusing one
-// damaged anywhere but in an incomplete last batch, ErrJournalCorrupt) and
-// removes temporary files that an interrupted build, compaction or journal
-// rewrite of this table left beside it; Recovery reports both.
+// Open writes nothing and takes no lock: it works beside a process that
+// has the table open for updates (OpenWriter, as lnpdb serve does). It
+// sees the table as that writer left it: the file, plus the updates of its
+// journal (JournalPath) as far as the last complete batch; an incomplete
+// last batch, temporary files and updates the table cannot resolve are
+// left as they are, for the writer. Updates applied after Open are seen
+// after Reload. Apply, ApplyBatch and Compact return ErrReadOnly.
 func Open(path string, opts ...Option) (*DB, error) {
-	cfg := openConfig{fs: vfs.Default}
+	cfg := openConfig{fs: vfs.Default, readOnly: true, shared: true}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	db := &DB{path: path, fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
-	if cfg.shared {
-		return db.openShared()
-	}
-	if !cfg.readOnly {
-		// The lock before the mapping: a writer that held it until just
-		// now may have compacted, replacing the file and then trimming
-		// the journal to what the new file lacks; that journal replayed on
-		// the file mapped before the rename would lose what was folded in.
-		if _, err := os.Stat(path); err != nil {
-			return nil, err // no lock file for a table that is not there
-		}
-		var err error
-		if db.lock, err = claim(db.fs, path); err != nil {
+	if !cfg.shared {
+		s, err := openSnapshot(path, cfg.verify, cfg.hugePages)
+		if err != nil {
 			return nil, err
 		}
+		db.snap.Store(s)
+		return db, nil
+	}
+	return db.openShared()
+}
+
+// OpenWriter opens the table file at path for updates: as Open, and it
+// also takes the table's lock (LockPath; a second writer gets ErrLocked),
+// replays the table's journal (refusing one damaged anywhere but in an
+// incomplete last batch, ErrJournalCorrupt), cutting a torn last batch,
+// and removes temporary files that an interrupted build, compaction or
+// journal rewrite of this table left beside it; Recovery reports both.
+// Apply, ApplyBatch, Reload and Compact then keep the table current.
+func OpenWriter(path string, opts ...Option) (*DB, error) {
+	cfg := openConfig{fs: vfs.Default}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.readOnly {
+		return nil, fmt.Errorf("%w: OpenWriter of %s with an option that reads only (IgnoreJournal, ReadOnly); use Open", ErrReadOnly, path)
+	}
+	db := &DB{path: path, fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
+	// The lock before the mapping: a writer that held it until just
+	// now may have compacted, replacing the file and then trimming
+	// the journal to what the new file lacks; that journal replayed on
+	// the file mapped before the rename would lose what was folded in.
+	if _, err := os.Stat(path); err != nil {
+		return nil, err // no lock file for a table that is not there
+	}
+	var err error
+	if db.lock, err = claim(db.fs, path); err != nil {
+		return nil, err
 	}
 	s, err := openSnapshot(path, cfg.verify, cfg.hugePages)
 	if err != nil {
 		db.unlock()
 		return nil, err
 	}
-	if !cfg.readOnly {
-		for _, p := range []string{path, JournalPath(path)} {
-			removed, _ := atomicfile.RemoveStale(db.fs, p)
-			db.recovery.RemovedTemps = append(db.recovery.RemovedTemps, removed...)
-		}
-		if err := db.replay(s); err != nil {
-			s.mp.retire()
-			db.unlock()
-			return nil, err
-		}
+	for _, p := range []string{path, JournalPath(path)} {
+		removed, _ := atomicfile.RemoveStale(db.fs, p)
+		db.recovery.RemovedTemps = append(db.recovery.RemovedTemps, removed...)
+	}
+	if err := db.replay(s, &db.recovery); err != nil {
+		s.mp.retire()
+		db.unlock()
+		return nil, err
 	}
 	db.snap.Store(s)
 	return db, nil
 }
 
-// openShared is Open with Shared. The writer may replace the file and
-// then trim the journal (a compaction) while it is read: a journal read
-// after the file it belongs to was replaced is replayed on the new file,
-// by opening again, so that nothing the compaction folded in is missed.
+// openShared is Open's reading of the table as its writer left it.
 func (db *DB) openShared() (*DB, error) {
+	s, err := db.readShared(&db.recovery)
+	if err != nil {
+		return nil, err
+	}
+	db.snap.Store(s)
+	return db, nil
+}
+
+// readShared maps the file and replays its journal without writing. The
+// writer may replace the file and then trim the journal (a compaction)
+// while it is read: a journal read after the file it belongs to was
+// replaced is replayed on the new file, by reading again, so that nothing
+// the compaction folded in is missed.
+func (db *DB) readShared(rec *Recovery) (*snapshot, error) {
 	for attempt := 0; ; attempt++ {
 		before, err := os.Stat(db.path)
 		if err != nil {
@@ -205,20 +274,19 @@ func (db *DB) openShared() (*DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := db.replay(s); err != nil {
+		db.keys, db.seq, *rec = map[[32]byte]remembered{}, 0, Recovery{}
+		if err := db.replay(s, rec); err != nil {
 			s.mp.retire()
 			return nil, err
 		}
 		after, err := os.Stat(db.path)
 		if err == nil && os.SameFile(before, after) {
-			db.snap.Store(s)
-			return db, nil
+			return s, nil
 		}
 		s.mp.retire()
 		if attempt == 9 {
 			return nil, fmt.Errorf("%s: replaced while it was being opened, ten times in a row", db.path)
 		}
-		db.keys, db.seq, db.recovery = map[[32]byte]remembered{}, 0, Recovery{}
 	}
 }
 
@@ -746,23 +814,3 @@ func (db *DB) Info() Info {
 	}
 	return info
 }
-
-// WithHugePages holds the table in huge pages (2 MiB on x86-64), for
-// users who have the RAM: on a table larger than the CPU caches every
-// random lookup then misses the TLB far less often. (Without it, Open
-// advises its file mapping MADV_HUGEPAGE, and tables are written so that
-// a page cache with large folios (Linux 6.18 on ext4 does; older kernels
-// and file systems may not) holds them in 2 MiB folios, mapped as huge
-// pages; with it they are on huge pages wherever transparent huge pages
-// work.) Open copies the file into anonymous memory advised MADV_HUGEPAGE,
-// so the table costs its whole size in memory the kernel cannot reclaim
-// (and twice that while a Reload or Compact swaps in a new file), on top
-// of the page cache's copy of the file, which the kernel may drop; a file
-// that already sits on a tmpfs is mapped as it is and advised the same
-// way (a tmpfs mounted with huge=always gives huge pages without the
-// copy). It takes effect where transparent huge pages are enabled for
-// madvise or always (/sys/kernel/mm/transparent_hugepage/enabled); set to
-// never, the copy is made on small pages, and on a kernel built without
-// them Open fails, naming madvise. Reloads, compaction and live updates
-// work the same; Info reports how the table is held.
-func WithHugePages() Option { return func(c *openConfig) { c.hugePages = true } }

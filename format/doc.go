@@ -1,5 +1,6 @@
 // Package format is the lnpdb table file: its byte layout, the Writer that
-// writes it, Open that maps it, live updates and compaction, and the raw
+// writes it, Open that maps it for reading, OpenWriter that opens it for
+// live updates and compaction, and the raw
 // per-number and per-block records that the lookup packages turn into
 // answers. Reading a source directory into a Writer is package
 // format/build's.
@@ -45,7 +46,7 @@
 // The file is written in 2 MiB-aligned pieces and its mapping advised
 // MADV_HUGEPAGE, so that where the page cache holds files in large folios
 // (Linux 6.18 on ext4 does) the table is mapped in huge
-// pages at no cost in memory; WithHugePages holds it in huge pages
+// pages at no cost in memory; HugePages holds it in huge pages
 // anywhere, in memory of its own. Either saves the TLB misses of random
 // reads over a large table.
 //
@@ -200,17 +201,18 @@
 // what the new file lacks, carrying idempotency keys of the last
 // IdempotencyWindow forward.
 //
-// A table has one writer: Open (without ReadOnly or Shared) takes an
-// exclusive advisory lock on LockPath (the table's path + ".lock"), held
-// until Close and released by the kernel if the process dies, and a second
-// writer's Open fails with ErrLocked, so that no two processes append to
-// one journal or replace it under each other. Shared opens a table for
-// reading beside its writer: it replays the journal and writes nothing.
+// A table has one writer: OpenWriter takes an exclusive advisory lock on
+// LockPath (the table's path + ".lock"), held until Close and released by
+// the kernel if the process dies, and a second writer's OpenWriter fails
+// with ErrLocked, so that no two processes append to one journal or
+// replace it under each other. Open reads a table beside its writer: it
+// takes no lock, replays the journal's complete batches, writes nothing,
+// and reads both again at Reload.
 //
 // Every file the package writes — built and compacted tables, journal
 // rewrites — is written to "." + base name + ".tmp-…" beside it under an
 // advisory lock, fsync'd, verified where it is a table, and renamed into
-// place; Open and WriteFile remove such files left by a killed writer. A
+// place; OpenWriter and WriteFile remove such files left by a killed writer. A
 // table that arrives from elsewhere as a stream (a download) goes in the
 // same way through Install, which refuses a stream that is cut short or
 // damaged.

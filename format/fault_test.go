@@ -129,7 +129,7 @@ func TestFailedCallsAtEveryPoint(t *testing.T) {
 
 	// scenario runs the steps; calls counts the file-system calls made.
 	scenario := func(path string, fs vfs.FS) (m model, steps int, err error) {
-		db, err := format.Open(path, format.WithFS(fs))
+		db, err := format.OpenWriter(path, format.WithFS(fs))
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EIO) {
 			// The fault hit Open itself (creating the lock file): the
 			// table is refused, with nothing acknowledged.
@@ -210,7 +210,7 @@ func TestFailedCallsAtEveryPoint(t *testing.T) {
 			}
 			c.injected++
 			// A restart: the files alone.
-			db, err := format.Open(path)
+			db, err := format.OpenWriter(path)
 			if err != nil {
 				c.corruptServed++
 				t.Errorf("%s at call %d: the files do not open: %v", kind, n, err)
@@ -245,7 +245,7 @@ func mustTN(mismatch string) uint64 {
 // acknowledged data), never replay a different set of updates.
 func TestDamagedJournalAtEveryOffset(t *testing.T) {
 	path := testdb.Build(t, mini)
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	for i := range 3 {
 		require.NoError(t, db.Apply(batchFor(i)))
@@ -260,7 +260,7 @@ func TestDamagedJournalAtEveryOffset(t *testing.T) {
 		b[off] ^= 1 << (off % 8)
 		require.NoError(t, os.WriteFile(jp, b, 0o644))
 		c.injected++
-		db, err := format.Open(path)
+		db, err := format.OpenWriter(path)
 		if err == nil {
 			c.corruptServed++
 			db.Close()
@@ -273,7 +273,7 @@ func TestDamagedJournalAtEveryOffset(t *testing.T) {
 }
 
 // TestDamagedTableAtEveryOffset flips each byte of a small table in turn (in
-// steps under the race detector): a server opens with WithVerify, which
+// steps under the race detector): a server opens with Verify, which
 // must refuse every one, naming the section.
 func TestDamagedTableAtEveryOffset(t *testing.T) {
 	path := testdb.Build(t, mini)
@@ -297,11 +297,11 @@ func TestDamagedTableAtEveryOffset(t *testing.T) {
 		b[off] ^= 1 << (off % 8)
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		c.injected++
-		db, err := format.Open(p, format.WithVerify(), format.ReadOnly())
+		db, err := format.Open(p, format.Verify(), format.IgnoreJournal())
 		if err == nil {
 			c.corruptServed++
 			db.Close()
-			t.Errorf("a table damaged at offset %d opened with WithVerify", off)
+			t.Errorf("a table damaged at offset %d opened with Verify", off)
 			continue
 		}
 		var ce *format.CorruptError
@@ -366,7 +366,7 @@ func TestKillDuringApplyAndCompact(t *testing.T) {
 		timer.Stop()
 		c.injected++
 
-		db, err := format.Open(path)
+		db, err := format.OpenWriter(path)
 		require.NoError(t, err, "round %d", round)
 		if len(inflight) > 0 {
 			// Whole or not at all: the in-flight batch's state is one
@@ -421,7 +421,7 @@ func TestKillChild(t *testing.T) {
 	}
 	round, _ := strconv.Atoi(os.Getenv("LNPDB_KILL_ROUND"))
 	r := rand.New(rand.NewPCG(uint64(round), 9))
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
@@ -483,7 +483,7 @@ func TestKillDuringBuild(t *testing.T) {
 		if len(tempFiles(t, filepath.Dir(out))) > 0 {
 			killedMidway++
 		}
-		db, err := format.Open(out, format.WithVerify())
+		db, err := format.OpenWriter(out, format.Verify())
 		if err != nil {
 			c.corruptServed++
 			t.Fatalf("after a killed build the table does not verify: %v", err)

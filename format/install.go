@@ -12,7 +12,7 @@ import (
 
 // Install puts the table read from r at path, the way a table fetched from
 // elsewhere (a download, a pipe) must arrive: r is written to a temporary
-// file beside path, fsync'd, verified as WithVerify verifies (every
+// file beside path, fsync'd, verified as the Verify option verifies (every
 // section's checksum and structure), and only then renamed over path and
 // the directory fsync'd. A stream that fails, ends early or holds anything
 // but a whole, valid table leaves path as it was and no temporary file.
@@ -113,7 +113,7 @@ func install(fs vfs.FS, path string, r io.Reader, opt InstallOptions) (Info, err
 		return cw.Flush()
 	}, atomicfile.Options{
 		Check: func(tmp string) error {
-			db, err := Open(tmp, WithVerify(), ReadOnly())
+			db, err := Open(tmp, Verify(), IgnoreJournal())
 			if err != nil {
 				return fmt.Errorf("the %d bytes received are not a valid table: %w", n, err)
 			}

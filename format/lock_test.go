@@ -23,29 +23,29 @@ import (
 // readers' Opens are not; Close hands the lock on.
 func TestOneWriter(t *testing.T) {
 	path := testdb.Build(t, mini)
-	w, err := format.Open(path)
+	w, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	require.NoError(t, w.Apply(batchFor(0)))
 
-	_, err = format.Open(path)
+	_, err = format.OpenWriter(path)
 	require.ErrorIs(t, err, format.ErrLocked)
 	assert.Contains(t, err.Error(), format.LockPath(path), "the error names the lock file")
 	_, err = format.RecoverJournal(path)
 	require.ErrorIs(t, err, format.ErrLocked, "journal recover is a writer too")
 
-	ro, err := format.Open(path, format.ReadOnly())
+	ro, err := format.Open(path, format.IgnoreJournal())
 	require.NoError(t, err)
-	assert.False(t, ported(t, ro, batchFor(0)[0].TN).OK, "ReadOnly reads the table file alone")
+	assert.False(t, ported(t, ro, batchFor(0)[0].TN).OK, "IgnoreJournal reads the table file alone")
 	require.NoError(t, ro.Close())
 
-	sh, err := format.Open(path, format.Shared())
+	sh, err := format.Open(path)
 	require.NoError(t, err)
-	assert.True(t, ported(t, sh, batchFor(0)[0].TN).OK, "Shared replays the writer's journal")
+	assert.True(t, ported(t, sh, batchFor(0)[0].TN).OK, "Open replays the writer's journal")
 	require.ErrorIs(t, sh.Apply(batchFor(1)), format.ErrReadOnly)
 	require.NoError(t, sh.Close())
 
 	require.NoError(t, w.Close())
-	w2, err := format.Open(path)
+	w2, err := format.OpenWriter(path)
 	require.NoError(t, err, "the lock is released by Close")
 	assert.True(t, ported(t, w2, batchFor(0)[0].TN).OK)
 	require.NoError(t, w2.Close())
@@ -56,7 +56,7 @@ func TestOneWriter(t *testing.T) {
 // are, and takes no lock.
 func TestSharedWritesNothing(t *testing.T) {
 	path := testdb.Build(t, mini)
-	w, err := format.Open(path)
+	w, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	require.NoError(t, w.Apply(batchFor(0)))
 	require.NoError(t, w.Close())
@@ -73,7 +73,7 @@ func TestSharedWritesNothing(t *testing.T) {
 	stale := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-1")
 	require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o644))
 
-	sh, err := format.Open(path, format.Shared())
+	sh, err := format.Open(path)
 	require.NoError(t, err)
 	defer sh.Close()
 	assert.True(t, ported(t, sh, batchFor(0)[0].TN).OK)
@@ -82,7 +82,7 @@ func TestSharedWritesNothing(t *testing.T) {
 	assert.Equal(t, before, after, "a Shared Open leaves the journal's tail to its writer")
 	assert.FileExists(t, stale, "and temporary files")
 
-	w, err = format.Open(path)
+	w, err = format.OpenWriter(path)
 	require.NoError(t, err, "a Shared Open takes no lock")
 	require.NoError(t, w.Close())
 	assert.NoFileExists(t, stale, "the writer's Open removes the temporary file")
@@ -112,12 +112,12 @@ func TestWriterKilledReleasesLock(t *testing.T) {
 	}
 	require.True(t, acked, "the child applied its batch")
 
-	_, err = format.Open(path)
+	_, err = format.OpenWriter(path)
 	require.ErrorIs(t, err, format.ErrLocked, "refused while the child holds the table")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err, "the kernel released the killed writer's lock")
 	defer db.Close()
 	assert.True(t, ported(t, db, batchFor(0)[0].TN).OK, "the killed writer's acknowledged update is there")
@@ -130,7 +130,7 @@ func TestLockChild(t *testing.T) {
 	if path == "" {
 		t.Skip("only run as the lock test's child")
 	}
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	require.NoError(t, db.Apply(batchFor(0)))
 	os.Stdout.WriteString("applied\n")
@@ -169,7 +169,7 @@ func compactedBeside(t *testing.T, path string) func() {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(p[1], b, 0o644))
 	}
-	c, err := format.Open(compacted)
+	c, err := format.OpenWriter(compacted)
 	require.NoError(t, err)
 	require.NoError(t, c.Compact(context.Background()))
 	require.Zero(t, c.PendingUpdates())
@@ -198,21 +198,117 @@ func TestOpenDuringCompaction(t *testing.T) {
 		name, at string
 		opts     []format.Option
 	}{
-		{"shared", ".journal", []format.Option{format.Shared()}},
+		{"shared", ".journal", nil},
 		{"writer", ".lock", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := testdb.Build(t, mini)
-			w, err := format.Open(path)
+			w, err := format.OpenWriter(path)
 			require.NoError(t, err)
 			require.NoError(t, w.Apply(batchFor(0)))
 			require.NoError(t, w.Close())
 			fs := &swapOnOpen{FS: vfs.Default, name: path + c.at, swap: compactedBeside(t, path)}
-			db, err := format.Open(path, append(c.opts, format.WithFS(fs))...)
+			open := format.OpenWriter
+			if c.name == "shared" {
+				open = format.Open
+			}
+			db, err := open(path, append(c.opts, format.WithFS(fs))...)
 			require.NoError(t, err)
 			defer db.Close()
 			require.Nil(t, fs.swap, "the compaction landed during the open")
 			assertBatch0(t, db)
 		})
 	}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestOpenCreatesNoFile: Open reads; it leaves no file behind, whatever
+// it is given — a table, a table with a journal, a file that is no table,
+// a file that is not there.
+func TestOpenCreatesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.lnpdb")
+	b, err := os.ReadFile(testdb.Build(t, mini))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(good, b, 0o644))
+	junk := filepath.Join(dir, "junk.lnpdb")
+	require.NoError(t, os.WriteFile(junk, []byte("junk\n"), 0o644))
+	before := dirNames(t, dir)
+
+	db, err := format.Open(good)
+	require.NoError(t, err)
+	_, err = db.Get(batchFor(0)[0].TN, format.FieldPorted)
+	require.NoError(t, err)
+	require.NoError(t, db.Reload())
+	require.ErrorIs(t, db.Apply(batchFor(0)), format.ErrReadOnly)
+	require.ErrorIs(t, db.Compact(context.Background()), format.ErrReadOnly)
+	require.NoError(t, db.Close())
+	_, err = format.Open(junk)
+	require.Error(t, err)
+	_, err = format.Open(junk, format.Verify(), format.IgnoreJournal())
+	require.Error(t, err)
+	_, err = format.Open(filepath.Join(dir, "absent.lnpdb"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	assert.Equal(t, before, dirNames(t, dir), "Open created or removed a file")
+}
+
+// TestOpenReloadFollowsWriter: a reader beside a running writer sees the
+// writer's updates as of its Open, and the later ones after Reload.
+func TestOpenReloadFollowsWriter(t *testing.T) {
+	path := testdb.Build(t, mini)
+	w, err := format.OpenWriter(path)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Apply(batchFor(0)))
+
+	r, err := format.Open(path)
+	require.NoError(t, err, "a reader opens beside the writer")
+	defer r.Close()
+	assert.True(t, ported(t, r, batchFor(0)[0].TN).OK, "the journal so far")
+	require.NoError(t, w.Apply(batchFor(1)))
+	assert.False(t, ported(t, r, batchFor(1)[0].TN).OK, "not yet reloaded")
+	require.NoError(t, r.Reload())
+	assert.True(t, ported(t, r, batchFor(1)[0].TN).OK, "Reload reads the journal again")
+
+	require.NoError(t, w.Compact(context.Background()))
+	require.NoError(t, w.Apply(batchFor(2)))
+	require.NoError(t, r.Reload())
+	assert.True(t, ported(t, r, batchFor(1)[1].TN).OK, "the compacted file")
+	assert.False(t, ported(t, r, batchFor(0)[0].TN).OK, "batch 1's delete, compacted")
+	assert.True(t, ported(t, r, batchFor(2)[0].TN).OK, "and the journal after it")
+}
+
+// TestOpenOptions: the options that read only are refused by OpenWriter,
+// and the deprecated names do what they did.
+func TestOpenOptions(t *testing.T) {
+	path := testdb.Build(t, mini)
+	for _, o := range []format.Option{format.IgnoreJournal(), format.ReadOnly(), format.Shared()} {
+		_, err := format.OpenWriter(path, o)
+		require.ErrorIs(t, err, format.ErrReadOnly)
+	}
+	assert.NoFileExists(t, format.LockPath(path), "refused before the lock")
+	w, err := format.OpenWriter(path, format.WithVerify())
+	require.NoError(t, err)
+	require.NoError(t, w.Apply(batchFor(0)))
+	require.NoError(t, w.Close())
+	ro, err := format.Open(path, format.ReadOnly())
+	require.NoError(t, err)
+	assert.False(t, ported(t, ro, batchFor(0)[0].TN).OK, "ReadOnly is IgnoreJournal")
+	require.NoError(t, ro.Close())
+	sh, err := format.Open(path, format.Shared(), format.WithHugePages())
+	require.NoError(t, err)
+	assert.True(t, ported(t, sh, batchFor(0)[0].TN).OK, "Shared is Open's default")
+	require.NoError(t, sh.Close())
 }

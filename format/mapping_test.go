@@ -33,7 +33,7 @@ func TestMappingReleasedByLastReader(t *testing.T) {
 	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766, SVTypeWireless))
 	_, err := w.WriteFile(context.Background(), path, WriteOptions{})
 	require.NoError(t, err)
-	db, err := Open(path)
+	db, err := OpenWriter(path)
 	require.NoError(t, err)
 
 	s, ref := db.acquire(2025550123)
@@ -76,7 +76,7 @@ func TestReenterAfterRetire(t *testing.T) {
 	require.NoError(t, w.AddPorted(2025550123, 1, 2025569000, c, 1552575766, SVTypeNone))
 	_, err := w.WriteFile(context.Background(), path, WriteOptions{})
 	require.NoError(t, err)
-	db, err := Open(path)
+	db, err := OpenWriter(path)
 	require.NoError(t, err)
 
 	s, ref, ok := db.enter(2025550123)
@@ -118,7 +118,7 @@ func TestMappingShardsOwnTheirLines(t *testing.T) {
 	require.NoError(t, err)
 	line := func(p unsafe.Pointer) uintptr { return uintptr(p) / 64 }
 	for range 16 { // several mappings, at several places in their span
-		db, err := Open(path)
+		db, err := OpenWriter(path)
 		require.NoError(t, err)
 		s, ref := db.acquire(2025550123)
 		require.NotNil(t, s)

@@ -67,7 +67,7 @@ func openCopy(b *testing.B, path string) *format.DB {
 	if err := dst.Close(); err != nil {
 		b.Fatal(err)
 	}
-	db, err := format.Open(cp)
+	db, err := format.OpenWriter(cp)
 	if err != nil {
 		b.Fatal(err)
 	}

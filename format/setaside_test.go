@@ -73,7 +73,7 @@ func TestReloadSetsAsideUnknownSPID(t *testing.T) {
 	assert.Zero(t, db.PendingUpdates())
 	require.NoError(t, db.Close())
 
-	db, err = format.Open(path)
+	db, err = format.OpenWriter(path)
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Zero(t, db.Recovery().SetAside, "the journal no longer holds it")
@@ -92,7 +92,7 @@ func TestOpenSetsAsideUnknownSPID(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "x"), b, 0o644))
 	require.NoError(t, os.Rename(filepath.Join(filepath.Dir(path), "x"), path))
 
-	db, err = format.Open(path)
+	db, err = format.OpenWriter(path)
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Equal(t, 1, db.Recovery().SetAside)

@@ -221,15 +221,16 @@ func (s *snapshot) resolve(u Update, replay bool) (*overlayEntry, error) {
 	return e, nil
 }
 
-// replay loads the journal into the snapshot's overlay.
-func (db *DB) replay(s *snapshot) error {
+// replay loads the journal into the snapshot's overlay, and says in rec
+// what it found of a torn last batch.
+func (db *DB) replay(s *snapshot, rec *Recovery) error {
 	jp := JournalPath(db.path)
 	r, err := readJournal(db.fs, jp)
 	if err != nil {
 		return err
 	}
 	db.journalGood = r.Good
-	db.recovery.TornBytes, db.recovery.TornUpdates = r.Torn, r.TornUpdates
+	rec.TornBytes, rec.TornUpdates = r.Torn, r.TornUpdates
 	var aside []*overlayEntry
 	now := time.Now()
 	for _, b := range r.Batches {
@@ -395,7 +396,7 @@ func (db *DB) PendingUpdates() int {
 // Recovery reports what Open found and mended, and how many updates were
 // set aside since. It does not wait for an update in progress.
 func (db *DB) Recovery() Recovery {
-	r := db.recovery // written only by Open
+	r := db.recovery // written only by Open and OpenWriter
 	r.RemovedTemps = slices.Clone(r.RemovedTemps)
 	r.SetAside = int(db.setAsideN.Load())
 	return r
@@ -474,7 +475,7 @@ func (db *DB) Compact(ctx context.Context) error {
 
 // Reload switches lookups to the file now at the DB's path — a new table
 // renamed over the old one — keeping every pending update on top of it. A
-// DB opened WithVerify verifies the new file first; a file that fails is
+// DB opened with Verify verifies the new file first; a file that fails is
 // refused and the current table keeps serving.
 //
 // What happens to pending updates: each is kept and resolved against the
@@ -485,8 +486,41 @@ func (db *DB) Compact(ctx context.Context) error {
 // from the overlay and the journal — so that lookups never answer a carrier
 // the table does not know and compaction never blocks on it; Recovery
 // counts it.
+//
+// A DB opened for reading (Open) reads the table again as its writer
+// left it — the file now at its path and the journal's complete batches —
+// and writes nothing.
 func (db *DB) Reload() error {
+	if db.cfg.readOnly {
+		return db.reread()
+	}
 	return db.swap(0)
+}
+
+// reread is Reload of a DB opened for reading.
+func (db *DB) reread() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var ns *snapshot
+	var err error
+	if db.cfg.shared {
+		ns, err = db.readShared(&Recovery{}) // Recovery is what Open found
+	} else {
+		ns, err = openSnapshot(db.path, db.cfg.verify, db.cfg.hugePages)
+	}
+	if err != nil {
+		return err
+	}
+	cur := db.snap.Load()
+	if cur == nil {
+		ns.mp.retire()
+		return ErrClosed
+	}
+	db.snap.Store(ns)
+	if ns.mp != cur.mp {
+		cur.mp.retire()
+	}
+	return nil
 }
 
 // swap maps the file at db.path and makes it current, carrying over the

@@ -29,7 +29,7 @@ import (
 
 func openMini(t *testing.T) (*format.DB, string) {
 	path := testdb.Build(t, mini)
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db, path
@@ -101,7 +101,7 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	db, err = format.Open(path)
+	db, err = format.OpenWriter(path)
 	require.NoError(t, err)
 	for i := range 3 {
 		assert.True(t, ported(t, db, 2025550190+uint64(i)).OK, "acknowledged update %d replayed", i)
@@ -112,7 +112,7 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(16+4*(56+104)), st.Size(), "the torn tail was cut before the next append")
 
-	db, err = format.Open(path)
+	db, err = format.OpenWriter(path)
 	require.NoError(t, err)
 	assert.True(t, ported(t, db, 2025550195).OK)
 	assert.Equal(t, 4, db.PendingUpdates())
@@ -125,7 +125,7 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	require.NoError(t, err)
 	b[16+160+20] ^= 1
 	require.NoError(t, os.WriteFile(jp, b, 0o644))
-	_, err = format.Open(path)
+	_, err = format.OpenWriter(path)
 	require.ErrorIs(t, err, format.ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), jp)
 	assert.Contains(t, err.Error(), "offset 176")
@@ -142,7 +142,7 @@ func TestJournalReplayAndTornTail(t *testing.T) {
 	aside, err := os.ReadFile(rep.SetAsideAs)
 	require.NoError(t, err)
 	assert.Equal(t, b, aside, "set aside unchanged")
-	db2, err := format.Open(path)
+	db2, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	defer db2.Close()
 	for tn, want := range map[uint64]bool{2025550190: true, 2025550191: false, 2025550192: true, 2025550195: true} {
@@ -180,7 +180,7 @@ func TestCompact(t *testing.T) {
 	assert.Equal(t, int64(16), st.Size(), "the journal is trimmed")
 	require.NoError(t, db.Close())
 
-	db, err = format.Open(path, format.WithVerify())
+	db, err = format.OpenWriter(path, format.Verify())
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Zero(t, db.PendingUpdates())
@@ -313,7 +313,7 @@ func TestCrashLosesNoAcknowledgedUpdate(t *testing.T) {
 		cmd.Wait()
 		timer.Stop()
 
-		db, err := format.Open(path)
+		db, err := format.OpenWriter(path)
 		require.NoError(t, err, "round %d", round)
 		if inflight != 0 {
 			// Whichever way it went, that is now the number's durable state.
@@ -338,7 +338,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only run as the crash test's child")
 	}
 	round, _ := strconv.Atoi(os.Getenv("LNPDB_CRASH_ROUND"))
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	for i := 0; ; i++ {
 		tn := 2025550000 + uint64((round*997+i)%10000)
@@ -359,12 +359,12 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
-// TestHugePagesLiveUpdates: a table opened WithHugePages takes updates,
+// TestHugePagesLiveUpdates: a table opened with HugePages takes updates,
 // compacts and reloads as any other, and every file it swaps in is held
 // the same way.
 func TestHugePagesLiveUpdates(t *testing.T) {
 	path := testdb.Build(t, mini)
-	db, err := format.Open(path, format.WithHugePages())
+	db, err := format.OpenWriter(path, format.HugePages())
 	if err != nil && strings.Contains(err.Error(), "madvise") {
 		t.Skipf("this kernel has no transparent huge pages: %v", err)
 	}
@@ -391,8 +391,8 @@ func TestHugePageBytes(t *testing.T) {
 		t.Skip("only Linux says which pages are huge")
 	}
 	path := testdb.Build(t, mini)
-	for _, opts := range [][]format.Option{nil, {format.WithHugePages()}} {
-		db, err := format.Open(path, opts...)
+	for _, opts := range [][]format.Option{nil, {format.HugePages()}} {
+		db, err := format.OpenWriter(path, opts...)
 		require.NoError(t, err)
 		n := db.HugePageBytes()
 		t.Logf("%s: %d of %d bytes on huge pages", db.Info().Placement, n, db.Info().Size)
@@ -444,7 +444,7 @@ func TestSVTypeLiveUpdates(t *testing.T) {
 	}
 	check("applied")
 	require.NoError(t, db.Close())
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	check("replayed")

@@ -260,7 +260,7 @@ func (w *Writer) writeTable(ctx context.Context, fsys vfs.FS, path string, opt W
 		return w.write(ctx, f, opt)
 	}, atomicfile.Options{
 		Check: func(tmp string) error {
-			db, err := Open(tmp, WithVerify(), ReadOnly())
+			db, err := Open(tmp, Verify(), IgnoreJournal())
 			if err != nil {
 				return fmt.Errorf("format: the table just written fails verification: %w", err)
 			}

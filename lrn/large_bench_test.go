@@ -51,8 +51,8 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 		path := filepath.Join(dir, "bench.lnpdb")
 		// A table this reader cannot open (an older format version, or
 		// damaged) is generated and built again.
-		// Shared: a reader's open, which no other process's lock refuses.
-		if db, err := format.Open(path, format.Shared()); err == nil {
+		// Open: a reader, which no other process's lock refuses.
+		if db, err := format.Open(path); err == nil {
 			db.Close()
 		} else {
 			os.RemoveAll(dir)
@@ -73,7 +73,7 @@ func largeTable(b *testing.B) (*format.DB, []string) {
 				return
 			}
 		}
-		if large.db, large.err = format.Open(path, format.Shared()); large.err != nil {
+		if large.db, large.err = format.Open(path); large.err != nil {
 			return
 		}
 		st, err := os.Stat(path)

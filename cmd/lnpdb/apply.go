@@ -43,7 +43,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	// the real files, before any feed is staged; and the table's writer's
 	// lock is held until the last feed's journal is in place, so that no
 	// server or other apply appends to the journal this one replaces.
-	db, err := format.Open(*dbPath)
+	db, err := format.OpenWriter(*dbPath)
 	if err != nil {
 		return writerAdvice(err, "post the feed to the server's POST /admin/v1/updates, or stop it first")
 	}
@@ -142,7 +142,7 @@ func applyFeed(ctx context.Context, e *env, table, path string) (applied, pendin
 	if err := copyPlain(journal, format.JournalPath(staged)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, 0, fmt.Errorf("staging the feed: %w", err)
 	}
-	db, err := format.Open(staged)
+	db, err := format.OpenWriter(staged)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -237,7 +237,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if err := parseArgs(e, fs, args, 0, "want --db FILE", dbPath); err != nil {
 		return err
 	}
-	db, err := format.Open(*dbPath)
+	db, err := format.OpenWriter(*dbPath)
 	if err != nil {
 		return writerAdvice(err, "compact through the server's POST /admin/v1/compact, or stop it first")
 	}

@@ -50,7 +50,7 @@ func TestApplyLatestViewKill9(t *testing.T) {
 
 	// applied counts the numbers of the feed whose LRN is the feed's.
 	applied := func(table string) int {
-		db, err := format.Open(table)
+		db, err := format.OpenWriter(table)
 		require.NoError(t, err)
 		defer db.Close()
 		n := 0

@@ -127,7 +127,7 @@ func openArg(e *env, name string, args []string) (*format.DB, error) {
 	// The table file alone: a damaged journal is not a damaged table
 	// (lnpdb journal check covers the journal), and inspecting changes
 	// nothing.
-	return format.Open(*path, format.ReadOnly())
+	return format.Open(*path, format.IgnoreJournal())
 }
 
 func runInspect(ctx context.Context, e *env, args []string) error {

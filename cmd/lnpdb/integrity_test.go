@@ -19,7 +19,7 @@ import (
 // damage flips one bit in the middle of a section of the table at path.
 func damage(t *testing.T, path, section string) {
 	t.Helper()
-	db, err := format.Open(path, format.ReadOnly())
+	db, err := format.Open(path, format.IgnoreJournal())
 	require.NoError(t, err)
 	var off int64 = -1
 	for _, s := range db.Info().Sections {

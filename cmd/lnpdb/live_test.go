@@ -89,7 +89,7 @@ func newLiveFixture(t *testing.T) *liveFixture {
 	withUpdates := filepath.Join(t.TempDir(), "updated.lnpdb")
 	copyFile(t, f.sample, withUpdates)
 	for state, path := range map[string]string{"sample": f.sample, "alt": f.alt, "updated": withUpdates} {
-		db, err := format.Open(path)
+		db, err := format.OpenWriter(path)
 		require.NoError(t, err)
 		if path == withUpdates {
 			var ups []format.Update

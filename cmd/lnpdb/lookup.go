@@ -95,9 +95,9 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer cleanup()
-	// Shared: a lookup writes nothing, and answers beside a server that
+	// Open: a lookup writes nothing, and answers beside a server that
 	// has the table open for updates, with the updates journaled so far.
-	db, err := format.Open(path, format.Shared())
+	db, err := format.Open(path)
 	if err != nil {
 		return err
 	}

@@ -302,7 +302,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	// replacement before it is swapped in: a damaged file is refused,
 	// never served.
 	opened := time.Now()
-	if s.db, err = format.Open(path, format.WithVerify()); err != nil {
+	if s.db, err = format.OpenWriter(path, format.Verify()); err != nil {
 		return writerAdvice(err, "each lnpdb serve needs its own copy of the table (see OPERATIONS, several nodes); stop the other, or let the apply finish")
 	}
 	s.onClose(func() { s.db.Close() })

@@ -45,7 +45,7 @@ func TestExampleAnswers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
 	_, err := build.Build(context.Background(), fsys, out, build.Options{BuiltAt: testdb.BuiltAt})
 	require.NoError(t, err)
-	db, err := format.Open(out)
+	db, err := format.OpenWriter(out)
 	require.NoError(t, err)
 	defer db.Close()
 

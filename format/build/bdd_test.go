@@ -266,7 +266,7 @@ func TestNumberingReportsAndBDD(t *testing.T) {
 		"npanxx.txt: npac npa-nxx 2/0", "ratecenters.csv: rate centers 1/0", "spid.txt.zst: npac spid 4/0",
 	}, got)
 
-	db, err := format.Open(out)
+	db, err := format.OpenWriter(out)
 	require.NoError(t, err)
 	defer db.Close()
 	r, err := db.Get(3035551003, format.FieldPorted)

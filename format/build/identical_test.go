@@ -53,7 +53,7 @@ func TestTablesAreByteIdentical(t *testing.T) {
 
 	_, err = build.Build(context.Background(), lnpdb.Sample(), sample, build.Options{BuiltAt: testdb.BuiltAt})
 	require.NoError(t, err)
-	db, err := format.Open(sample)
+	db, err := format.OpenWriter(sample)
 	require.NoError(t, err)
 	require.NoError(t, db.Apply([]format.Update{
 		{Action: format.Add, TN: 2025550199, LRN: 2025550001, SPID: "6731", ActivatedAt: 1700000000},

@@ -262,8 +262,8 @@ func lookup(args []string) error {
 	if err != nil {
 		return err
 	}
-	// Shared: read beside the server run.sh started, the table's writer.
-	db, err := format.Open(*path, format.Shared())
+	// Open reads beside the server run.sh started, the table's writer.
+	db, err := format.Open(*path)
 	if err != nil {
 		return err
 	}

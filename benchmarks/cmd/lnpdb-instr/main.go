@@ -90,7 +90,7 @@ func prepare(args []string) {
 	if err != nil {
 		fatal(err)
 	}
-	db, err := format.Open(*table, format.ReadOnly())
+	db, err := format.Open(*table, format.IgnoreJournal())
 	if err != nil {
 		fatal(err)
 	}
@@ -284,7 +284,7 @@ func measure(args []string) {
 		fatal(err)
 	}
 	qs := strings.Fields(string(b))
-	db, err := format.Open(*table, format.ReadOnly())
+	db, err := format.Open(*table, format.IgnoreJournal())
 	if err != nil {
 		fatal(err)
 	}

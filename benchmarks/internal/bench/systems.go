@@ -43,7 +43,7 @@ func OpenLNPDB(path string) (*LNPDB, float64, error) {
 	var times []float64
 	for range 5 {
 		t := time.Now()
-		db, err := format.Open(path, format.Shared())
+		db, err := format.Open(path)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -60,15 +60,15 @@ func OpenLNPDB(path string) (*LNPDB, float64, error) {
 var Variants = map[string][]format.Option{
 	// verify: opened with a full check first; lookups are unchanged, so it
 	// measures how far two opens of one table differ (a control).
-	"verify": {format.WithVerify()},
+	"verify": {format.Verify()},
 	// hugepages: the table copied into anonymous memory on huge pages
-	// (format.WithHugePages).
-	"hugepages": {format.WithHugePages()},
+	// (format.HugePages).
+	"hugepages": {format.HugePages()},
 }
 
 // ReopenLNPDB opens the table at path without timing it.
 func ReopenLNPDB(path string, opts ...format.Option) (*LNPDB, error) {
-	db, err := format.Open(path, append([]format.Option{format.Shared()}, opts...)...)
+	db, err := format.Open(path, opts...)
 	if err != nil {
 		return nil, err
 	}

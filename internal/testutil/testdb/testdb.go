@@ -46,7 +46,7 @@ func Open(t testing.TB, src fs.FS) *format.DB {
 func OpenFile(t testing.TB, src fs.FS) (*format.DB, string) {
 	t.Helper()
 	path := Build(t, src)
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	if err != nil {
 		t.Fatalf("opening test table: %v", err)
 	}
@@ -77,7 +77,7 @@ func Main(m *testing.M, db **format.DB) int {
 		fmt.Fprintln(os.Stderr, "testdb: building the sample:", err)
 		return 1
 	}
-	if *db, err = format.Open(path); err != nil {
+	if *db, err = format.OpenWriter(path); err != nil {
 		fmt.Fprintln(os.Stderr, "testdb: opening the sample:", err)
 		return 1
 	}

@@ -203,7 +203,7 @@ func TestAdminCompact(t *testing.T) {
 	assert.Equal(t, 1.0, r.json(t)["pending"])
 	require.Eventually(t, func() bool { return s.db.PendingUpdates() == 0 }, 20*time.Second, 10*time.Millisecond)
 	assert.Equal(t, "17327370999", s.lrnOf(t, "12025550123"), "the update is in the new file")
-	reopened, err := format.Open(s.db.Path(), format.Shared()) // s.db is the writer
+	reopened, err := format.Open(s.db.Path()) // s.db is the writer
 	require.NoError(t, err)
 	defer reopened.Close()
 	assert.Equal(t, 0, reopened.PendingUpdates(), "the journal was trimmed")

@@ -79,7 +79,7 @@ func TestAdminFullDisk(t *testing.T) {
 	path := filepath.Join(dir, "us.lnpdb")
 	_, err := build.Build(context.Background(), lnpdb.Sample(), path, build.Options{BuiltAt: testdb.BuiltAt})
 	require.NoError(t, err, "the sample table fits in 4 MiB")
-	db, err := format.Open(path)
+	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	s := newAdminServerOn(t, db)

@@ -54,7 +54,7 @@ func newOrigin(t *testing.T, table []byte) *origin {
 	t.Helper()
 	o := &origin{path: filepath.Join(t.TempDir(), "origin.lnpdb")}
 	require.NoError(t, os.WriteFile(o.path, table, 0o644))
-	db, err := format.Open(o.path)
+	db, err := format.OpenWriter(o.path)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	lv, err := live.Start(live.Config{DB: db})

@@ -138,7 +138,7 @@ func (r *Runner) reloadLocked(reason string) error {
 	if err == nil {
 		start := time.Now()
 		asideBefore := r.db.Recovery().SetAside
-		// A DB opened WithVerify checks every byte of the new file before
+		// A DB opened with Verify checks every byte of the new file before
 		// it swaps it in.
 		err = r.db.Reload()
 		if err == nil {

@@ -29,7 +29,7 @@ func replace(t *testing.T, path string, b []byte) {
 func openMini(t *testing.T) (string, *format.DB) {
 	t.Helper()
 	path := testdb.Build(t, mini)
-	db, err := format.Open(path, format.WithVerify())
+	db, err := format.OpenWriter(path, format.Verify())
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return path, db

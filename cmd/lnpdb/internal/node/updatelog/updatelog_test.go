@@ -194,7 +194,7 @@ func TestReapplyingChangesNothing(t *testing.T) {
 
 	for _, from := range []int64{0, last.Seq / 2, last.Seq - 1} {
 		require.NoError(t, writeState(vfs.Default, StatePath(path), state{Log: l.ID(), Seq: from}))
-		db, err := format.Open(path)
+		db, err := format.OpenWriter(path)
 		require.NoError(t, err)
 		assert.Equal(t, want, answers(t, db), "after replaying the journal")
 		f, err := Start(Config{Log: l, DB: db, Node: "n1", Poll: 50 * time.Millisecond})
@@ -506,7 +506,7 @@ func TestSkippedBatchIsNotApplied(t *testing.T) {
 	ctx := context.Background()
 	l := openLog(t, testpg.New(t))
 	full := withCarrier(t)
-	db1, err := format.Open(full)
+	db1, err := format.OpenWriter(full)
 	require.NoError(t, err)
 	t.Cleanup(func() { db1.Close() })
 	db2, path2 := testdb.OpenFile(t, lnpdb.Sample())
