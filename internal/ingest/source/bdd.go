@@ -1,9 +1,7 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 
@@ -29,32 +27,29 @@ const maxBDDFields = 40
 // bddReader splits a BDD file into records and fields, reusing its buffers:
 // a record costs no allocation.
 type bddReader struct {
-	sc   *bufio.Scanner
-	file string
-	opt  Options
-	line int
-	f    [maxBDDFields][]byte
-	n    int // fields in the record, up to maxBDDFields
-	all  int // fields in the record
+	*lineSource
+	f   [maxBDDFields][]byte
+	n   int // fields in the record, up to maxBDDFields
+	all int // fields in the record
+	err error
 }
 
 func newBDDReader(r io.Reader, file string, opt Options) *bddReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, bufSize), maxNPACLine)
-	sc.Split(scanLines)
-	return &bddReader{sc: sc, file: file, opt: opt}
+	return &bddReader{lineSource: newLineSource(r, file, opt)}
 }
 
 // next moves to the next record that is not blank and splits it into
-// fields, trimmed of spaces.
+// fields, trimmed of spaces. It returns false at the end of the file or
+// on an error, which b.err holds.
 func (b *bddReader) next() bool {
-	for b.sc.Scan() {
-		b.line++
-		rec := b.sc.Bytes()
-		if b.line == 1 {
-			rec = bytes.TrimPrefix(rec, []byte(utf8BOM))
+	for {
+		rec, ok, err := b.lineSource.next()
+		if err != nil || !ok {
+			b.err = err
+			return false
 		}
-		if len(bytes.TrimSpace(rec)) == 0 {
+		if isBlank(rec) {
+			b.count.Blank++
 			continue
 		}
 		b.n, b.all = 0, 0
@@ -77,7 +72,6 @@ func (b *bddReader) next() bool {
 		}
 		return true
 	}
-	return false
 }
 
 // field returns field i (0-based), or nil if the record has fewer fields.
@@ -88,35 +82,12 @@ func (b *bddReader) field(i int) []byte {
 	return nil
 }
 
-// fail reports a bad record: it returns the error to stop with, or nil to
-// go on (SkipBadRows).
-func (b *bddReader) fail(col, reason string, cause error) error {
-	e := &RowError{File: b.file, Line: b.line, Column: col, Reason: reason, Err: cause}
-	if !b.opt.SkipBadRows {
-		return e
-	}
-	if b.opt.OnSkip != nil {
-		b.opt.OnSkip(e)
-	}
-	return nil
-}
-
 // want checks that the record has at least n fields.
 func (b *bddReader) want(n int) (ok bool, err error) {
 	if b.all >= n {
 		return true, nil
 	}
-	return false, b.fail("", fmt.Sprintf("record has %d fields, want at least %d", b.all, n), nil)
-}
-
-func (b *bddReader) err() error {
-	if err := b.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: line longer than %d bytes: %w", b.file, b.line+1, maxNPACLine, err)
-		}
-		return fmt.Errorf("%s: %w", b.file, err)
-	}
-	return nil
+	return false, b.failf("", fmt.Sprintf("record has %d fields, want at least %d", b.all, n), nil)
 }
 
 // badField is a field that failed its check: the column it names in a
@@ -126,7 +97,7 @@ type badField struct {
 	err         error
 }
 
-func (e *badField) report(b *bddReader) error { return b.fail(e.col, e.reason, e.err) }
+func (e *badField) report(b *bddReader) error { return b.failf(e.col, e.reason, e.err) }
 
 // LNPType is a subscription version's LNP Type (FRS Table E-1).
 type LNPType int8
@@ -289,11 +260,12 @@ func readBDD[T any](r io.Reader, file string, opt Options, min int, parse func(*
 			}
 			continue
 		}
+		b.count.Rows++
 		if err := fn(&v); err != nil {
 			return err
 		}
 	}
-	return b.err()
+	return b.err
 }
 
 func parseSV(b *bddReader, codes *codeTable, v *SV) *badField {

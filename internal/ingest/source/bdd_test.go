@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the BDD golden files in testdata/npac")
@@ -102,7 +104,8 @@ func checkGoldenIn[T any](t *testing.T, read readFunc[T], dir, name string) gold
 	// The same records with LF and CRLF line ends.
 	for _, eol := range []string{"\n", "\r\n"} {
 		var again goldenRead[T]
-		err := read(bytes.NewReader(bytes.ReplaceAll(data, []byte("\r"), []byte(eol))), name,
+		lf := bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+		err := read(bytes.NewReader(bytes.ReplaceAll(lf, []byte("\n"), []byte(eol))), name,
 			Options{SkipBadRows: true, OnSkip: func(e *RowError) { again.Rejected = append(again.Rejected, e.Error()) }},
 			func(v *T) error { again.Records = append(again.Records, *v); return nil })
 		require.NoError(t, err)
@@ -210,8 +213,14 @@ func TestReadSubscriptionVersionsBad(t *testing.T) {
 		assert.Same(t, stop, err)
 	})
 	t.Run("long line", func(t *testing.T) {
-		_, err := readAll(readSVViews, good+"\n"+strings.Repeat("x", maxNPACLine+1), Options{SkipBadRows: true})
-		assert.ErrorContains(t, err, "f.csv:2: line longer than")
+		input := good + "\n" + strings.Repeat("x", lineio.Max+1) + "\n" + good
+		_, err := readAll(readSVViews, input, Options{})
+		assert.ErrorIs(t, err, lineio.ErrTooLong)
+		requireRowError(t, err, 2, "", "line longer than 1048576 bytes")
+		got, skipped := readSkipping(t, readSVViews, input)
+		assert.Len(t, got, 2)
+		require.Len(t, skipped, 1)
+		assert.Equal(t, err, error(skipped[0]))
 	})
 }
 

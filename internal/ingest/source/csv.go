@@ -1,7 +1,7 @@
 package source
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -13,10 +13,12 @@ import (
 // Options control error handling. With SkipBadRows, a row error is passed to
 // OnSkip (which may be nil) and reading goes on with the next row; without
 // it, the first row error is returned. Missing columns and read errors are
-// fatal either way.
+// fatal either way. Count, when not nil, is added to as lines are read (a
+// build passes one per file).
 type Options struct {
 	SkipBadRows bool
 	OnSkip      func(*RowError)
+	Count       *Count
 }
 
 // column is a column a reader knows.
@@ -25,45 +27,81 @@ type column struct {
 	required bool
 }
 
-// csvReader walks the rows of one CSV file with a header row.
+// csvReader walks the rows of one CSV file with a header row. Each line is
+// parsed as one record on its own: no value may hold a line end (control
+// characters are refused), so a quoted field that does not close on its
+// line is a row error for that line, and the lines after it are read as
+// they are.
 type csvReader struct {
-	file  string
-	opt   Options
-	cr    *csv.Reader
+	*lineSource
+	*lineCSV
 	idx   []int // per known column, its position in a record, or -1
 	width int   // fields in the header
 	rec   []string
-	line  int // of the current record
 }
 
-// bufSize is the read buffer: large enough that a read is a few rows' worth
-// of syscalls less, small enough not to matter.
-const bufSize = 64 << 10
+// lineCSV parses one line at a time as a CSV record, with encoding/csv.
+type lineCSV struct {
+	feed lineFeed
+	cr   *csv.Reader
+}
 
-// utf8BOM is the byte order mark some tools write at the start of a file.
-const utf8BOM = "\ufeff"
+func newLineCSV(comma rune, lazyQuotes bool) *lineCSV {
+	l := &lineCSV{}
+	l.cr = csv.NewReader(&l.feed)
+	l.cr.Comma = comma
+	l.cr.LazyQuotes = lazyQuotes
+	l.cr.FieldsPerRecord = -1
+	l.cr.ReuseRecord = true
+	return l
+}
+
+// parse parses one line, not blank, as a CSV record. The record is reused
+// by the next call.
+func (l *lineCSV) parse(b []byte) ([]string, error) {
+	l.feed.b = b
+	rec, err := l.cr.Read()
+	l.feed.b = nil
+	if err == io.EOF { // cannot be: the line is not blank
+		err = csv.ErrFieldCount
+	}
+	return rec, err
+}
+
+// lineFeed serves encoding/csv one line, then io.EOF until the next.
+type lineFeed struct{ b []byte }
+
+func (f *lineFeed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
 
 // newCSVReader reads the header row and maps cols onto it.
 func newCSVReader(r io.Reader, file string, opt Options, cols []column) (*csvReader, error) {
-	br := bufio.NewReaderSize(r, bufSize)
-	// Drop a BOM before encoding/csv sees it, so that a quoted first header
-	// ("\ufeff"tn"") is not a syntax error.
-	if b, err := br.Peek(len(utf8BOM)); err == nil && string(b) == utf8BOM {
-		_, _ = br.Discard(len(utf8BOM))
-	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	c := &csvReader{file: file, opt: opt, cr: cr, idx: make([]int, len(cols))}
+	c := &csvReader{lineSource: newLineSource(r, file, opt), lineCSV: newLineCSV(',', false), idx: make([]int, len(cols))}
 
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: %w", file, ErrNoHeader)
+	var header []string
+	for header == nil {
+		b, ok, err := c.lineSource.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", file, ErrNoHeader)
+		}
+		if isBlank(b) {
+			c.count.Blank++
+			continue
+		}
+		c.count.Header++
+		if header, err = c.parse(b); err != nil {
+			return nil, fmt.Errorf("%s:%d: header: %w", file, c.line, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", file, err)
-	}
-	line, _ := cr.FieldPos(0)
 	c.width = len(header)
 	for i, col := range cols {
 		c.idx[i] = -1
@@ -72,7 +110,7 @@ func newCSVReader(r io.Reader, file string, opt Options, cols []column) (*csvRea
 				continue
 			}
 			if c.idx[i] >= 0 {
-				return nil, fmt.Errorf("%s:%d: column %q appears twice in the header", file, line, col.name)
+				return nil, fmt.Errorf("%s:%d: column %q appears twice in the header", file, c.line, col.name)
 			}
 			c.idx[i] = j
 		}
@@ -83,14 +121,23 @@ func newCSVReader(r io.Reader, file string, opt Options, cols []column) (*csvRea
 	return c, nil
 }
 
+// isBlank reports whether a line is empty or of spaces only.
+func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
 // next moves to the next row that is well-formed CSV with as many fields as
-// the header. It returns false at the end of the file. Bad rows go to fail.
+// the header. It returns false at the end of the file. Bad rows go to fail;
+// blank lines are counted and passed over.
 func (c *csvReader) next() (bool, error) {
 	for {
-		rec, err := c.cr.Read()
-		if err == io.EOF {
-			return false, nil
+		b, ok, err := c.lineSource.next()
+		if err != nil || !ok {
+			return false, err
 		}
+		if isBlank(b) {
+			c.count.Blank++
+			continue
+		}
+		rec, err := c.parse(b)
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) {
@@ -100,39 +147,20 @@ func (c *csvReader) next() (bool, error) {
 			if pe.Column > 0 {
 				reason += " at byte " + strconv.Itoa(pe.Column)
 			}
-			if err := c.fail(&RowError{File: c.file, Line: pe.Line, Reason: reason, Err: pe.Err}); err != nil {
+			if err := c.failf("", reason, pe.Err); err != nil {
 				return false, err
 			}
 			continue
 		}
 		c.rec = rec
-		c.line, _ = c.cr.FieldPos(0)
 		if len(rec) != c.width {
-			// A line of only spaces is as good as an empty one.
-			if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-				continue
-			}
-			err := &RowError{File: c.file, Line: c.line,
-				Reason: fmt.Sprintf("row has %d fields, header has %d", len(rec), c.width)}
-			if err := c.fail(err); err != nil {
+			if err := c.failf("", fmt.Sprintf("row has %d fields, header has %d", len(rec), c.width), nil); err != nil {
 				return false, err
 			}
 			continue
 		}
 		return true, nil
 	}
-}
-
-// fail handles a row error: it returns it, or with SkipBadRows hands it to
-// OnSkip and returns nil.
-func (c *csvReader) fail(e *RowError) error {
-	if !c.opt.SkipBadRows {
-		return e
-	}
-	if c.opt.OnSkip != nil {
-		c.opt.OnSkip(e)
-	}
-	return nil
 }
 
 // get returns the trimmed value of known column i in the current row, or ""
@@ -168,6 +196,7 @@ func readCSV[T any](r io.Reader, file string, opt Options, cols []column,
 			}
 			continue
 		}
+		c.count.Rows++
 		if err := fn(&v); err != nil {
 			return err
 		}

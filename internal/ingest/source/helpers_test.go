@@ -174,12 +174,16 @@ func (s *fileSpec[T]) run(t *testing.T) {
 		assert.ErrorIs(t, skipped[2], csv.ErrQuote)
 		requireRowError(t, skipped[3], 7, "", `bare " in non-quoted-field at byte 2`)
 
-		// A quoted field may span lines; a row's line is where it starts.
-		input = csvFile(false, s.cols) + "\"a\nb\"\n" + csvFile(false, s.good)
+		// A quoted field does not span lines (no value may hold a line
+		// end): a quote left open is its line's error, and the lines after
+		// it are rows of their own, not swallowed into it.
+		input = csvFile(false, s.cols) + "\"a\nb\"\n" + csvFile(false, s.good) + "\"open,\n" + csvFile(false, s.good, s.good)
 		got, skipped = readSkipping(t, s.read, input)
-		assert.Equal(t, []T{s.wantAt(4)}, got)
-		require.Len(t, skipped, 1)
-		assert.Equal(t, 2, skipped[0].Line)
+		assert.Equal(t, []T{s.wantAt(4), s.wantAt(6), s.wantAt(7)}, got)
+		require.Len(t, skipped, 3)
+		requireRowError(t, skipped[0], 2, "", "extraneous or missing \" in quoted-field")
+		requireRowError(t, skipped[1], 3, "", `bare " in non-quoted-field`)
+		requireRowError(t, skipped[2], 5, "", "extraneous or missing \" in quoted-field")
 
 		_, err = readAll(s.read, csvFile(false, s.cols)+"x\"y,z\n", Options{})
 		requireRowError(t, err, 2, "", `bare " in non-quoted-field`)

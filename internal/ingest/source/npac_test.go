@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
 )
 
 func TestReadPortedNPAC(t *testing.T) {
@@ -76,10 +77,13 @@ func TestReadPortedNPAC(t *testing.T) {
 	})
 
 	t.Run("long line", func(t *testing.T) {
-		input := "1|2025550123|2025550000|AB1C|\n" + strings.Repeat("x", maxNPACLine+1) + "\n"
-		_, err := readAll(ReadPortedNPAC, input, Options{SkipBadRows: true})
-		assert.ErrorIs(t, err, bufio.ErrTooLong)
-		assert.ErrorContains(t, err, "f.csv:2: line longer than")
+		input := "1|2025550123|2025550000|AB1C|\n" + strings.Repeat("x", lineio.Max+1) + "\n1|2025550124|2025550000|AB1C|\n"
+		_, err := readAll(ReadPortedNPAC, input, Options{})
+		assert.ErrorIs(t, err, lineio.ErrTooLong)
+		requireRowError(t, err, 2, "", "line longer than 1048576 bytes")
+		got, skipped := readSkipping(t, ReadPortedNPAC, input)
+		assert.Len(t, got, 2)
+		require.Len(t, skipped, 1)
 	})
 
 	t.Run("callback error", func(t *testing.T) {
@@ -87,36 +91,6 @@ func TestReadPortedNPAC(t *testing.T) {
 		err := ReadPortedNPAC(strings.NewReader(body[0]+"\n"+body[0]), "f", Options{}, func(*Ported) error { return stop })
 		assert.Same(t, stop, err)
 	})
-}
-
-func TestScanLines(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"a", []string{"a"}},
-		{"a\nb\n", []string{"a", "b"}},
-		{"a\r\nb\r\n", []string{"a", "b"}},
-		{"a\rb\r", []string{"a", "b"}},
-		{"a\r\rb", []string{"a", "", "b"}},
-		{"a\n\rb", []string{"a", "", "b"}},
-		{"\r\n\r\n", []string{"", ""}},
-		{strings.Repeat("x", 1000) + "\r" + strings.Repeat("y", 300) + "\n", []string{strings.Repeat("x", 1000), strings.Repeat("y", 300)}},
-	} {
-		// A tiny buffer makes a CR land at the end of the data the scanner has.
-		for _, size := range []int{2, 3, 64 << 10} {
-			sc := bufio.NewScanner(strings.NewReader(tt.in))
-			sc.Buffer(make([]byte, size), 1<<20)
-			sc.Split(scanLines)
-			var got []string
-			for sc.Scan() {
-				got = append(got, sc.Text())
-			}
-			require.NoError(t, sc.Err())
-			assert.Equal(t, tt.want, got, "%q, buffer %d", tt.in, size)
-		}
-	}
 }
 
 // TestPortedEquivalence: the CSV and NPAC shapes of the same data read to

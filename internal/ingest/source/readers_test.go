@@ -240,7 +240,7 @@ func TestReadMessaging(t *testing.T) {
 			badValue{"country", "U1", "not 2 letters"},
 			badValue{"country_code", "", "empty"}, badValue{"country_code", "1234", "not 1 to 3 digits"},
 			badValue{"country_code", "+1", "not 1 to 3 digits"},
-			badValue{"reference_id", "a\rb", "control character"},
+			badValue{"reference_id", "a\x1bb", "control character"},
 		),
 	}
 	spec.run(t)

@@ -1,12 +1,10 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,7 +40,7 @@ var reportColumns = map[string]string{
 }
 
 func reportKey(s string) string {
-	s = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s, utf8BOM)))
+	s = strings.ToLower(strings.TrimSpace(s))
 	return strings.Map(func(r rune) rune {
 		if r == ' ' || r == '_' || r == '-' || r == '/' {
 			return -1
@@ -65,6 +63,10 @@ func IsNumberingReport(header []byte) bool {
 	return has["ocn"] && has["ratecenter"] && (has["npanxx"] || has["npanxxx"] || has["npa"] && has["nxx"])
 }
 
+// OCNMultiple is the OCN NANPA's code report lists a code under when it has
+// more than one ("MULT", multiple OCN listing): it names no holder.
+const OCNMultiple = "MULT"
+
 // ReadNumberingReport reads a NANPA central office code report or a Pooling
 // Administrator thousands-block report as published: CSV or tab-separated
 // text with a header row, whose columns are found by name (docs/DATA.md,
@@ -73,22 +75,36 @@ func IsNumberingReport(header []byte) bool {
 // State and Rate Center are required; Company, Effective Date (MM/DD/YYYY,
 // yyyy-mm-dd or as activated_at) and Use/Status are read if present. See
 // [ReadCarriers] for the rules of the callback.
+//
+// Each line is one row: a tab-separated line is split at its tabs (a field
+// wrapped in double quotes loses them; a quote elsewhere is text), a
+// comma-separated one is read as CSV that tolerates stray quotes, so that
+// a quote that does not close is that row's problem only. A line that is
+// not valid UTF-8 is Windows-1252 (Latin-1), as NANPA writes company names.
+// An assigned row whose OCN is [OCNMultiple] has an empty OCN: its holder
+// is unknown.
 func ReadNumberingReport(r io.Reader, file string, opt Options, fn func(*NumberingRecord) error) error {
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(4096)
-	cr := csv.NewReader(br)
-	if i := bytes.IndexAny(head, "\r\n"); bytes.IndexByte(head[:max(i, 0)], '\t') >= 0 || i < 0 && bytes.IndexByte(head, '\t') >= 0 {
-		cr.Comma = '\t'
-	}
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
-	cr.ReuseRecord = true
-	hdr, err := cr.Read()
-	if err == io.EOF {
-		return fmt.Errorf("%s: empty file: no header row", file)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+	s := newLineSource(r, file, opt)
+	var hdr []string
+	var split func([]byte) ([]string, error)
+	for hdr == nil {
+		b, ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s: empty file: no header row", file)
+		}
+		if isBlank(b) {
+			s.count.Blank++
+			continue
+		}
+		s.count.Header++
+		split = reportSplitter(bytes.IndexByte(b, '\t') >= 0)
+		if hdr, err = split(decodeReport(b)); err != nil {
+			return fmt.Errorf("%s:%d: header: %w", file, s.line, err)
+		}
+		hdr = slices.Clone(hdr)
 	}
 	col := map[string]int{}
 	for i, h := range hdr {
@@ -111,44 +127,30 @@ func ReadNumberingReport(r io.Reader, file string, opt Options, fn func(*Numberi
 		return &ColumnError{File: file, Column: "npa-nxx"}
 	}
 	var codes codeTable
-	line := 1
 	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
+		b, ok, err := s.next()
+		if err != nil || !ok {
+			return err
 		}
-		line++
+		if isBlank(b) {
+			s.count.Blank++
+			continue
+		}
+		rec, err := split(decodeReport(b))
+		if err != nil {
+			if err := s.failf("", err.Error(), err); err != nil {
+				return err
+			}
+			continue
+		}
 		get := func(c string) string {
 			if i, ok := col[c]; ok && i < len(rec) {
 				return strings.TrimSpace(rec[i])
 			}
 			return ""
 		}
-		fail := func(c, reason string, cause error) error {
-			e := &RowError{File: file, Line: line, Column: c, Reason: reason, Err: cause}
-			if !opt.SkipBadRows {
-				return e
-			}
-			if opt.OnSkip != nil {
-				opt.OnSkip(e)
-			}
-			return nil
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				if err := fail("", pe.Err.Error(), err); err != nil {
-					return err
-				}
-				continue
-			}
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
 		var v NumberingRecord
-		v.Line = line
+		v.Line = s.line
 		var bad *badField
 		switch {
 		case hasNPANXXX && get("npanxxx") != "":
@@ -170,13 +172,16 @@ func ReadNumberingReport(r io.Reader, file string, opt Options, fn func(*Numberi
 		if v.Status = strings.ToUpper(get("status")); bad == nil && v.Status != "" && v.Status != StatusAssigned {
 			// Not assigned (available, reserved, …): the row names no
 			// holder; the caller leaves it out.
+			s.count.Rows++
 			if err := fn(&v); err != nil {
 				return err
 			}
 			continue
 		}
 		if bad == nil {
-			if ocn := get("ocn"); !isCode(ocn) {
+			if ocn := get("ocn"); strings.EqualFold(ocn, OCNMultiple) {
+				v.OCN = "" // more than one: none known
+			} else if !isCode(ocn) {
 				bad = &badField{col: "ocn", reason: emptyOr([]byte(ocn), "not 4 letters and digits: "+quote(ocn))}
 			} else {
 				v.OCN = codes.get(ocn)
@@ -199,14 +204,35 @@ func ReadNumberingReport(r io.Reader, file string, opt Options, fn func(*Numberi
 			v.EffectiveAt, bad = parseReportDate(get("effective"))
 		}
 		if bad != nil {
-			if err := fail(bad.col, bad.reason, bad.err); err != nil {
+			if err := s.failf(bad.col, bad.reason, bad.err); err != nil {
 				return err
 			}
 			continue
 		}
+		s.count.Rows++
 		if err := fn(&v); err != nil {
 			return err
 		}
+	}
+}
+
+// reportSplitter returns how a report's lines split into fields: at tabs,
+// or as CSV. The fields are reused by the next call.
+func reportSplitter(tabs bool) func([]byte) ([]string, error) {
+	if !tabs {
+		l := newLineCSV(',', true)
+		return l.parse
+	}
+	var rec []string
+	return func(b []byte) ([]string, error) {
+		rec = rec[:0]
+		for f := range bytes.SplitSeq(b, []byte{'\t'}) {
+			if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+				f = bytes.ReplaceAll(f[1:len(f)-1], []byte(`""`), []byte(`"`))
+			}
+			rec = append(rec, string(f))
+		}
+		return rec, nil
 	}
 }
 

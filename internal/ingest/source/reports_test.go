@@ -3,7 +3,9 @@ package source
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,16 +65,69 @@ func FuzzReadNumberingReport(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("State,NPA,NXX,X,OCN,RateCenter,Use\nCO,303,555,1,AB1C,DENVER,AS\nCO,303,556,,,,UA\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = ReadNumberingReport(bytesReader(data), "f.csv", Options{SkipBadRows: true}, func(v *NumberingRecord) error {
-			require.True(t, v.X >= -1 && v.X <= 9)
-			if v.Status == "" || v.Status == StatusAssigned {
+	fuzzReader(f, ReadNumberingReport, nil, func(t *testing.T, v *NumberingRecord) int {
+		require.True(t, v.X >= -1 && v.X <= 9)
+		require.True(t, utf8.ValidString(v.Company) && utf8.ValidString(v.RateCenter), "decoded to UTF-8")
+		if v.Status == "" || v.Status == StatusAssigned {
+			if v.OCN != "" {
 				checkCode(t, v.OCN)
-				checkUpper(t, v.State, 2)
-				require.NotEmpty(t, v.RateCenter)
-				checkTime(t, v.EffectiveAt)
 			}
-			return nil
-		})
+			checkUpper(t, v.State, 2)
+			require.NotEmpty(t, v.RateCenter)
+			checkTime(t, v.EffectiveAt)
+		}
+		return v.Line
 	})
+}
+
+// TestNumberingReportAsPublished reads rows in the current reports' layout
+// (NANPA's CoCodeAssignment_Utilized_AllStates_Public: tab-separated,
+// Latin-1, 12 columns ending in In Service and File Updated …): a quote
+// that does not close is text of its field and swallows no line, a
+// Latin-1 company name is decoded, MULT names no holder, and every line is
+// accounted for.
+func TestNumberingReportAsPublished(t *testing.T) {
+	const header = "State\tNPA-NXX\tOCN\tCompany\tRateCenter\tEffectiveDate\tUse\tAssignDate\tInitial/Growth\tPooled Code\tIn Service\tFile Updated 11/27/2026\r\n"
+	body := header +
+		"CO\t303-555\t0001\t\"OPEN CO\tDENVER\t01/15/1997\tAS\t12/01/1996\tI\tN\tY\t\r\n" +
+		"CO\t303-556\t0002\tTELEF\xd3NICA\tDENVER\t01/15/1997\tAS\t12/01/1996\tI\tN\tY\t\r\n" +
+		"CO\t303-557\tMULT\tMULTIPLE OCN LISTING\tDENVER\t01/15/1997\tAS\t12/01/1996\tI\tY\tY\t\r\n" +
+		"\r\n" +
+		"CO\t303-558\t\"0003\"\t\"A, \"\"B\"\" CO\"\tDENVER\t\t\t\t\t\t\t\r\n"
+	var count Count
+	var got []NumberingRecord
+	err := ReadNumberingReport(strings.NewReader(body), "f.txt", Options{Count: &count}, func(v *NumberingRecord) error {
+		got = append(got, *v)
+		return nil
+	})
+	require.NoError(t, err)
+	at := int64(853286400) // 1997-01-15
+	assert.Equal(t, []NumberingRecord{
+		{NPA: 303, NXX: 555, X: -1, OCN: "0001", Company: `"OPEN CO`, State: "CO", RateCenter: "DENVER", EffectiveAt: at, Status: "AS", Line: 2},
+		{NPA: 303, NXX: 556, X: -1, OCN: "0002", Company: "TELEFÓNICA", State: "CO", RateCenter: "DENVER", EffectiveAt: at, Status: "AS", Line: 3},
+		{NPA: 303, NXX: 557, X: -1, OCN: "", Company: "MULTIPLE OCN LISTING", State: "CO", RateCenter: "DENVER", EffectiveAt: at, Status: "AS", Line: 4},
+		{NPA: 303, NXX: 558, X: -1, OCN: "0003", Company: `A, "B" CO`, State: "CO", RateCenter: "DENVER", Line: 6},
+	}, got)
+	assert.Equal(t, Count{Lines: 6, Header: 1, Blank: 1, Rows: 4}, count)
+
+	// Comma-separated: a quote that does not close takes the rest of its
+	// line, not the lines after it.
+	csvBody := "State,NPA,NXX,X,OCN,Rate Center,Assigned To\n" +
+		"CO,303,555,2,0001,DENVER,\"OPEN\n" +
+		"CO,303,555,3,\"0002\",DENVER,\"X, Y\"\n" +
+		"CO,303,555,4,0002,\"DEN\nCO,303,555,5,0002,DENVER,Z\n"
+	count = Count{}
+	got = got[:0]
+	var skipped []*RowError
+	err = ReadNumberingReport(strings.NewReader(csvBody), "f.csv", Options{Count: &count, SkipBadRows: true, OnSkip: func(e *RowError) { skipped = append(skipped, e) }},
+		func(v *NumberingRecord) error { got = append(got, *v); return nil })
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	assert.Equal(t, []int{2, 3, 4, 5}, []int{got[0].Line, got[1].Line, got[2].Line, got[3].Line})
+	assert.Equal(t, "OPEN", got[0].Company)
+	assert.Equal(t, "X, Y", got[1].Company)
+	assert.Equal(t, "DEN", got[2].RateCenter)
+	assert.Equal(t, "Z", got[3].Company)
+	assert.Empty(t, skipped)
+	assert.Equal(t, Count{Lines: 5, Header: 1, Rows: 4}, count)
 }
