@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
@@ -47,11 +48,7 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "wrote\t%s\n", *out)
 	for _, f := range rep.Files {
-		fmt.Fprintf(w, "%s\t%s: %d read, %d skipped", f.Name, f.Kind, f.Read, f.Skipped)
-		if f.Note != "" {
-			fmt.Fprintf(w, " (%s)", f.Note)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\t%s\n", f.Name, fileLine(f))
 	}
 	fmt.Fprintf(w, "skipped\t%d rows\n", rep.Skipped)
 	for _, s := range rep.SkippedSample {
@@ -70,6 +67,29 @@ func runBuild(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "peak RSS\t%s\n", humanBytes(rss))
 	}
 	return w.Flush()
+}
+
+// fileLine is what a build did with a file: every line it read, as read,
+// skipped, or header and blank, and why records were skipped.
+func fileLine(f build.FileReport) string {
+	s := fmt.Sprintf("%s: %d read, %d skipped", f.Kind, f.Read, f.Skipped)
+	if f.Lines > 0 {
+		s = fmt.Sprintf("%s: %d lines = %d read + %d skipped + %d header or blank", f.Kind, f.Lines, f.Read, f.Skipped, f.Header+f.Blank)
+	}
+	var why []string
+	if f.Bad > 0 {
+		why = append(why, fmt.Sprintf("%d bad", f.Bad))
+	}
+	for _, r := range f.Reasons {
+		why = append(why, fmt.Sprintf("%d: %s", r.Count, r.Reason))
+	}
+	if f.Note != "" {
+		why = append(why, f.Note)
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	return s
 }
 
 // maxMemory turns the --max-memory-mib flag into BuildOptions.MaxMemory.

@@ -24,7 +24,7 @@ func TestGenShapeNPAC(t *testing.T) {
 	code, out, errs = runCmd(t, "build", "--db", filepath.Join(t.TempDir(), "t.lnpdb"), dir)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "SV.ACTIVE.dat")
-	assert.Contains(t, out, "npac subscription versions: 2000 read, 0 skipped")
+	assert.Contains(t, out, "npac subscription versions: 2000 lines = 2000 read + 0 skipped + 0 header or blank")
 
 	code, _, errs = runCmd(t, "gen", "--shape", "lerg", dir)
 	assert.Equal(t, 2, code)

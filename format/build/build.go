@@ -62,8 +62,11 @@ type Report struct {
 	FileSize      int64
 	Duration      time.Duration
 
-	skippedBy map[string]int    // skipped records by file
-	notes     map[string]string // by file: why records were not used
+	skippedBy map[string]int           // skipped records by file
+	badBy     map[string]int           // bad records (row errors) skipped, by file
+	reasons   map[string][]SkipReason  // by file: records a rule left out
+	lines     map[string]*source.Count // by file: its lines, as read
+	notes     map[string]string        // by file: a note on the file
 }
 
 // BytesPerPorted is the file size divided by the number of ported numbers.
@@ -96,7 +99,9 @@ func Build(ctx context.Context, src fs.FS, out string, opt Options) (*Report, er
 	if err := b.read(out); err != nil {
 		return nil, err
 	}
-	b.fileReports()
+	if err := b.fileReports(); err != nil {
+		return nil, err
+	}
 	builtAt := opt.BuiltAt
 	if builtAt.IsZero() {
 		builtAt = time.Now()
@@ -140,7 +145,8 @@ type portedFile struct {
 }
 
 func newReport() *Report {
-	return &Report{Rows: map[string]int{}, skippedBy: map[string]int{}, notes: map[string]string{}}
+	return &Report{Rows: map[string]int{}, skippedBy: map[string]int{}, badBy: map[string]int{},
+		reasons: map[string][]SkipReason{}, lines: map[string]*source.Count{}, notes: map[string]string{}}
 }
 
 // named returns the files of the given kinds, in name order.
@@ -164,16 +170,26 @@ func (b *builder) one(k Kind) string {
 	return ""
 }
 
-// fileReports fills Report.Files from the counts the reading kept.
-func (b *builder) fileReports() {
+// fileReports fills Report.Files from the counts the reading kept, and
+// checks that every line read is accounted for.
+func (b *builder) fileReports() error {
 	for _, f := range b.files {
 		note := b.report.notes[f.name]
 		if f.kind == KindUnknown && note == "" {
 			note = "not an lnpdb file name nor an NPAC bulk data record shape; not read"
 		}
-		b.report.Files = append(b.report.Files, FileReport{Name: f.name, Kind: f.kind,
-			Read: b.report.Rows[f.name], Skipped: b.report.skippedBy[f.name], Note: note})
+		fr := FileReport{Name: f.name, Kind: f.kind, Read: b.report.Rows[f.name], Skipped: b.report.skippedBy[f.name],
+			Bad: b.report.badBy[f.name], Reasons: b.report.reasons[f.name], Note: note}
+		if c := b.report.lines[f.name]; c != nil {
+			fr.Lines, fr.Header, fr.Blank = c.Lines, c.Header, c.Blank
+			if fr.Lines != fr.Header+fr.Blank+fr.Read+fr.Skipped {
+				return fmt.Errorf("format: %s: %d lines, but %d header, %d blank, %d read and %d skipped (a record went unaccounted)",
+					f.name, fr.Lines, fr.Header, fr.Blank, fr.Read, fr.Skipped)
+			}
+		}
+		b.report.Files = append(b.report.Files, fr)
 	}
+	return nil
 }
 
 // duplicate reports a number listed twice in the per-number files.
@@ -214,21 +230,35 @@ func (b *builder) rowErr(file string, line int, column, format string, args ...a
 func (b *builder) skip(e *source.RowError) {
 	b.report.Skipped++
 	b.report.skippedBy[e.File]++
+	b.report.badBy[e.File]++
 	if len(b.report.SkippedSample) < maxSkippedSample {
 		b.report.SkippedSample = append(b.report.SkippedSample, e.Error())
 	}
 }
 
-// ruleSkip counts a record a rule leaves out (not an error): note says why.
-func (b *builder) ruleSkip(file, note string) {
+// ruleSkip counts a record a rule leaves out (not an error): reason says
+// why, and records are counted by reason.
+func (b *builder) ruleSkip(file, reason string) {
 	b.report.skippedBy[file]++
-	if _, ok := b.report.notes[file]; !ok {
-		b.report.notes[file] = note
+	rs := b.report.reasons[file]
+	for i := range rs {
+		if rs[i].Reason == reason {
+			rs[i].Count++
+			return
+		}
 	}
+	b.report.reasons[file] = append(rs, SkipReason{Reason: reason, Count: 1})
 }
 
-func (b *builder) srcOpts() source.Options {
-	return source.Options{SkipBadRows: b.opt.SkipBadRows, OnSkip: b.skip}
+// srcOpts are the options a source file is read with: bad rows skipped or
+// not, and its lines counted.
+func (b *builder) srcOpts(file string) source.Options {
+	c := b.report.lines[file]
+	if c == nil {
+		c = &source.Count{}
+		b.report.lines[file] = c
+	}
+	return source.Options{SkipBadRows: b.opt.SkipBadRows, OnSkip: b.skip, Count: c}
 }
 
 // open opens a source file; optional files that are absent return nil.
@@ -344,6 +374,15 @@ func (b *builder) readPerNumber(out string) error {
 	for f, n := range side.report.skippedBy {
 		b.report.skippedBy[f] += n
 	}
+	for f, n := range side.report.badBy {
+		b.report.badBy[f] += n
+	}
+	for f, c := range side.report.lines {
+		b.report.lines[f] = c
+	}
+	for f, rs := range side.report.reasons {
+		b.report.reasons[f] = rs
+	}
 	for _, e := range side.report.SkippedSample {
 		if len(b.report.SkippedSample) < maxSkippedSample {
 			b.report.SkippedSample = append(b.report.SkippedSample, e)
@@ -407,7 +446,7 @@ func (b *builder) readCarriers() error {
 	}
 	if file != "" {
 		err := b.readFile(file, true, func(r io.Reader) error {
-			return source.ReadCarriers(r, file, b.srcOpts(), func(c *source.Carrier) error {
+			return source.ReadCarriers(r, file, b.srcOpts(file), func(c *source.Carrier) error {
 				if _, added := b.w.AddCarrier(format.Carrier{OCN: c.OCN, Name: c.Name, Type: c.Type, MessagingProvider: c.MessagingProvider, MessagingEnabled: c.MessagingEnabled}); !added {
 					return b.rowErr(file, c.Line, "ocn", "OCN %s listed twice", c.OCN)
 				}
@@ -421,7 +460,7 @@ func (b *builder) readCarriers() error {
 	}
 	for _, f := range spids {
 		err := b.readFile(f.name, true, func(r io.Reader) error {
-			return source.ReadServiceProviders(r, f.name, b.srcOpts(), func(sp *source.ServiceProvider) error {
+			return source.ReadServiceProviders(r, f.name, b.srcOpts(f.name), func(sp *source.ServiceProvider) error {
 				if _, ok := b.w.Carrier(sp.SPID); ok {
 					b.ruleSkip(f.name, "a SPID already named by carriers.csv or an earlier SPID file keeps that row")
 					return nil
@@ -447,7 +486,7 @@ func (b *builder) reportCarriers() error {
 		err := b.readFile(f.name, true, func(r io.Reader) error {
 			// Bad rows are reported when the blocks are read.
 			return source.ReadNumberingReport(r, f.name, source.Options{SkipBadRows: true}, func(n *source.NumberingRecord) error {
-				if n.Status != "" && n.Status != source.StatusAssigned {
+				if n.Status != "" && n.Status != source.StatusAssigned || n.OCN == "" {
 					return nil
 				}
 				if _, ok := b.w.Carrier(n.OCN); !ok {
@@ -493,7 +532,7 @@ func (b *builder) readRateCenters() error {
 		return err
 	}
 	return b.readFile(file, true, func(r io.Reader) error {
-		return source.ReadRateCenters(r, file, b.srcOpts(), func(rc *source.RateCenter) error {
+		return source.ReadRateCenters(r, file, b.srcOpts(file), func(rc *source.RateCenter) error {
 			k := rcKey(rc.State, rc.Name)
 			if _, dup := b.rcIdx[k]; dup {
 				return b.rowErr(file, rc.Line, "rate_center", "rate center %s %s listed twice", rc.State, rc.Name)
@@ -540,7 +579,7 @@ func (b *builder) readPoolBlocks() error {
 	b.pool = map[uint32]*poolEntry{}
 	for _, f := range b.named(KindPoolBlocks) {
 		err := b.readFile(f.name, true, func(r io.Reader) error {
-			return source.ReadPoolBlocks(r, f.name, b.srcOpts(), func(p *source.PoolBlock) error {
+			return source.ReadPoolBlocks(r, f.name, b.srcOpts(f.name), func(p *source.PoolBlock) error {
 				if p.Reason == source.ReasonDelete {
 					b.ruleSkip(f.name, "a deleted block (download reason delete) is not routed")
 					return nil
@@ -628,9 +667,13 @@ func (b *builder) pooled(npa, nxx, x int, lrn *nanp.Number, at *int64) {
 // keeps blocks.csv's row.
 func (b *builder) readNumbering(file string, fromCSV map[uint32]bool) error {
 	return b.readFile(file, true, func(r io.Reader) error {
-		return source.ReadNumberingReport(r, file, b.srcOpts(), func(n *source.NumberingRecord) error {
+		return source.ReadNumberingReport(r, file, b.srcOpts(file), func(n *source.NumberingRecord) error {
 			if n.Status != "" && n.Status != source.StatusAssigned {
 				b.ruleSkip(file, "a code or block not assigned (Use/Status other than AS) has no holder")
+				return nil
+			}
+			if n.OCN == "" {
+				b.ruleSkip(file, "a code or block listed with OCN MULT (multiple OCNs) has no one holder")
 				return nil
 			}
 			key := uint32(n.NPA*10000 + n.NXX*10 + (n.X + 1))
@@ -663,7 +706,7 @@ func (b *builder) readNumbering(file string, fromCSV map[uint32]bool) error {
 
 func (b *builder) readBlocksCSV(file string, fromCSV map[uint32]bool) error {
 	return b.readFile(file, true, func(r io.Reader) error {
-		return source.ReadBlocks(r, file, b.srcOpts(), func(blk *source.Block) error {
+		return source.ReadBlocks(r, file, b.srcOpts(file), func(blk *source.Block) error {
 			b.pooled(blk.NPA, blk.NXX, blk.X, &blk.LRN, &blk.ActivatedAt)
 			ci, ok := b.w.Carrier(blk.OCN)
 			if !ok {
@@ -705,13 +748,13 @@ func (b *builder) readNetwork() error {
 		b.report.notes[f.name] = "checked (SPIDs known); network data does not change an answer"
 		err := b.readFile(f.name, true, func(r io.Reader) error {
 			if f.kind == KindLRN {
-				return source.ReadNetworkLRNs(r, f.name, b.srcOpts(), func(l *source.NetworkLRN) error { return spid(l.Line, l.SPID) })
+				return source.ReadNetworkLRNs(r, f.name, b.srcOpts(f.name), func(l *source.NetworkLRN) error { return spid(l.Line, l.SPID) })
 			}
 			read := source.ReadNetworkNPANXX
 			if f.kind == KindNPANXXX {
 				read = source.ReadNetworkNPANXXX
 			}
-			return read(r, f.name, b.srcOpts(), func(c *source.NetworkCode) error { return spid(c.Line, c.SPID) })
+			return read(r, f.name, b.srcOpts(f.name), func(c *source.NetworkCode) error { return spid(c.Line, c.SPID) })
 		})
 		if err != nil {
 			return err
@@ -763,7 +806,7 @@ func (b *builder) readPorted() error {
 		last := 0
 		b.portedFiles = append(b.portedFiles, portedFile{file, base})
 		err := b.readFile(file, false, func(r io.Reader) error {
-			return read(r, file, b.srcOpts(), func(p *source.Ported) error {
+			return read(r, file, b.srcOpts(file), func(p *source.Ported) error {
 				last = p.Line
 				return b.addPorted(file, p.Line, base, p.TN, p.LRN, p.SPID, p.ActivatedAt, p.SVType)
 			})
@@ -778,7 +821,7 @@ func (b *builder) readPorted() error {
 		fbase := base
 		b.portedFiles = append(b.portedFiles, portedFile{f.name, fbase})
 		err := b.readFile(f.name, true, func(r io.Reader) error {
-			return source.ReadSubscriptionVersions(r, f.name, b.srcOpts(), func(v *source.SV) error {
+			return source.ReadSubscriptionVersions(r, f.name, b.srcOpts(f.name), func(v *source.SV) error {
 				last = v.Line
 				switch {
 				case v.Reason == source.ReasonDelete:
@@ -815,7 +858,7 @@ func (b *builder) readMessaging() error {
 		return nil
 	}
 	return b.readFile(file, false, func(r io.Reader) error {
-		return source.ReadMessaging(r, file, b.srcOpts(), func(m *source.Messaging) error {
+		return source.ReadMessaging(r, file, b.srcOpts(file), func(m *source.Messaging) error {
 			return b.perNumber(file, m.Line, m.TN, func() error {
 				return b.w.AddMessaging(uint64(m.TN), m.Line, format.Messaging{
 					Provider: m.Provider, Enabled: m.Enabled, Country: m.Country, CountryCode: m.CountryCode, ReferenceID: m.ReferenceID,
@@ -831,7 +874,7 @@ func (b *builder) readCNAM() error {
 		return nil
 	}
 	return b.readFile(file, false, func(r io.Reader) error {
-		return source.ReadCNAM(r, file, b.srcOpts(), func(c *source.CNAM) error {
+		return source.ReadCNAM(r, file, b.srcOpts(file), func(c *source.CNAM) error {
 			return b.perNumber(file, c.Line, c.TN, func() error { return b.w.AddCNAM(uint64(c.TN), c.Line, c.Name) })
 		})
 	})
@@ -845,7 +888,7 @@ func (b *builder) readTrust() error {
 		return nil
 	}
 	return b.readFile(file, false, func(r io.Reader) error {
-		return source.ReadTrust(r, file, b.srcOpts(), func(t *source.Trust) error {
+		return source.ReadTrust(r, file, b.srcOpts(file), func(t *source.Trust) error {
 			return b.perNumber(file, t.Line, t.TN, func() error {
 				return b.w.AddTrust(uint64(t.TN), t.Line, format.Trust{SpamType: t.SpamType, Complaints: t.Complaints, FirstReported: t.FirstReported, LastReported: t.LastReported})
 			})

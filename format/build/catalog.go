@@ -51,12 +51,27 @@ var csvKinds = map[string]Kind{
 }
 
 // FileReport says what the build did with one file of the source directory.
+// Every line of a file read is accounted for: Lines = Header + Blank + Read
+// + Skipped.
 type FileReport struct {
 	Name    string
 	Kind    Kind
-	Read    int    // good records used or checked
-	Skipped int    // records skipped, with SkipBadRows or by a rule (Note)
-	Note    string // why a file or its records were not used, if any
+	Lines   int // lines read (0 for a file not read)
+	Header  int // header lines
+	Blank   int // blank lines
+	Read    int // good records used or checked
+	Skipped int // records skipped: Bad, and those of Reasons
+	Bad     int // bad records skipped with SkipBadRows
+	// Reasons are the rules that left records out, each with how many, in
+	// the order first met.
+	Reasons []SkipReason
+	Note    string // why a file was not used, or what reading it did, if anything
+}
+
+// SkipReason is a rule that left records of a file out, and how many.
+type SkipReason struct {
+	Reason string
+	Count  int
 }
 
 // sourceFile is a file of the source directory and what it holds.
