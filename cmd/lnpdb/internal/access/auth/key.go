@@ -6,17 +6,19 @@
 package auth
 
 import (
-	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
 )
 
 // Key is an API key as the server knows it: the SHA-256 of the key, never
@@ -152,9 +154,20 @@ func LoadKeys(path string) (*KeySet, error) {
 func ParseKeys(r io.Reader, name string) (*KeySet, error) {
 	var keys []Key
 	seen := map[[32]byte]int{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	lr := lineio.NewReader(r)
+	for {
+		b, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		n := lr.Line()
+		if errors.Is(err, lineio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line := string(b)
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
@@ -171,9 +184,6 @@ func ParseKeys(r io.Reader, name string) (*KeySet, error) {
 		}
 		seen[k.Hash] = n
 		keys = append(keys, k)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &KeySet{keys: keys}, nil
 }

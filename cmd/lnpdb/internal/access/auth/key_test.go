@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
 )
 
 func TestParseKeys(t *testing.T) {
@@ -93,4 +95,18 @@ func BenchmarkAuthenticate(b *testing.B) {
 	for b.Loop() {
 		ks.Authenticate("lnp_notakeyofthesetatallxxxxxxxxxxxx")
 	}
+}
+
+// TestParseKeysLines: a keys file is read as every text input is
+// (internal/core/lineio): lines end in LF, CR or CRLF, and a line longer
+// than 1 MiB is an error naming its line, read no further than the bound.
+func TestParseKeysLines(t *testing.T) {
+	a, b := HashKey("alpha"), HashKey("beta")
+	ks, err := ParseKeys(strings.NewReader("\ufeff"+a.Line()+"\r# "+strings.Repeat("c", 100<<10)+"\r\n"+b.Line()), "keys.txt")
+	require.NoError(t, err)
+	assert.Equal(t, 2, ks.Len())
+
+	_, err = ParseKeys(strings.NewReader(a.Line()+"\n"+strings.Repeat("#", 2<<20)+"\n"), "keys.txt")
+	assert.ErrorIs(t, err, lineio.ErrTooLong)
+	assert.EqualError(t, err, "keys.txt:2: line longer than 1048576 bytes")
 }

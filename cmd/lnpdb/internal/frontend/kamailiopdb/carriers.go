@@ -1,12 +1,14 @@
 package kamailiopdb
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
 )
 
 // Carriers maps a number's current carrier, named by its SPID (the OCN of
@@ -50,9 +52,20 @@ func LoadCarriers(path string) (*Carriers, error) {
 // ParseCarriers reads carrier lines (see [Carriers]) from r.
 func ParseCarriers(r io.Reader) (*Carriers, error) {
 	c := &Carriers{bySPID: make(map[string]int16)}
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		s, _, _ := strings.Cut(sc.Text(), "#")
+	lr := lineio.NewReader(r)
+	for {
+		b, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		line := lr.Line()
+		if errors.Is(err, lineio.ErrTooLong) {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s, _, _ := strings.Cut(string(b), "#")
 		fields := strings.Fields(s)
 		if len(fields) == 0 {
 			continue
@@ -78,9 +91,6 @@ func ParseCarriers(r io.Reader) (*Carriers, error) {
 			}
 			c.bySPID[spid] = int16(n)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	return c, nil
 }

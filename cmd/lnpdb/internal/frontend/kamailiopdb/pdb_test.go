@@ -119,6 +119,14 @@ func TestCarriers(t *testing.T) {
 	}
 	_, err = LoadCarriers("testdata/absent.txt")
 	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// Read as every text input is (internal/core/lineio): CR line ends,
+	// and a line past 1 MiB refused with its number.
+	c, err = ParseCarriers(strings.NewReader("D001 6731\rD002 0987 #" + strings.Repeat("x", 100<<10) + "\r"))
+	require.NoError(t, err)
+	assert.Equal(t, int16(2), c.ID("0987"))
+	_, err = ParseCarriers(strings.NewReader("D001 6731\n#" + strings.Repeat("x", 2<<20)))
+	assert.EqualError(t, err, "line 2: line longer than 1048576 bytes")
 }
 
 func TestNoTableNoAnswer(t *testing.T) {
