@@ -24,11 +24,21 @@
 //
 // # CSV files
 //
-// CSV files are RFC 4180 with a header row. Header names are matched without
-// regard to case or surrounding spaces; columns may come in any order,
-// unknown ones are ignored and a UTF-8 byte order mark is dropped. Values are
+// CSV files are RFC 4180 with a header row, one record a line: no value may
+// hold a line end, so a quoted field that does not close on its line is a
+// row error for that line alone. Header names are matched without regard
+// to case or surrounding spaces; columns may come in any order, unknown
+// ones are ignored and a UTF-8 byte order mark is dropped. Values are
 // trimmed of spaces. Empty lines are skipped; a row with a different number
 // of fields than the header, or with bad quoting, is a row error.
+//
+// # Lines
+//
+// Every reader reads its file through internal/core/lineio: lines end in
+// LF, CR or CRLF, and a line longer than 1 MiB is a row error found
+// without holding the line, so that a small compressed file that expands
+// to one enormous line costs no memory. [Options.Count] tallies every line
+// as header, blank, row or skipped: none goes unaccounted.
 //
 // Checks that need more than one row or file — unknown OCNs, unknown rate
 // centers, duplicate numbers — are the builder's, not this package's.
