@@ -321,8 +321,6 @@ func TestBDDAllocs(t *testing.T) {
 	assert.Less(t, allocs, 50.0, "9000 records")
 }
 
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
 func BenchmarkReadSubscriptionVersions(b *testing.B) {
 	_, p := benchData()
 	b.SetBytes(int64(len(p)))
