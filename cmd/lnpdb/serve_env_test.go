@@ -92,3 +92,32 @@ func TestServeRedisPasswordFromFile(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.False(t, checks["redis"])
 }
+
+// TestMalformedSecretNotPrinted: a malformed accounts DSN, update-log DSN
+// or Redis URL, given in a *_FILE, is refused by serve and by the account
+// commands without its password anywhere in what they print (net/url's
+// error quotes the string it failed on).
+func TestMalformedSecretNotPrinted(t *testing.T) {
+	table := testdb.Build(t, lnpdb.Sample())
+	serve := []string{"serve", "--db", table, "--dev-key", "--addr", "127.0.0.1:0"}
+	for _, c := range []struct {
+		env, value string
+		args       []string
+	}{
+		{"LNPDB_ACCOUNTS_FILE", "postgres://u:pw-accounts@db:bad/lnpdb", []string{"serve", "--db", table, "--addr", "127.0.0.1:0"}},
+		{"LNPDB_UPDATES_LOG_FILE", "postgres://u:pw-updates@db:bad/lnpdb", serve},
+		{"LNPDB_REDIS_FILE", "redis://u:pw-redis@cache:bad/0", serve},
+		{"LNPDB_ACCOUNTS_FILE", "postgres://u:pwpw/accounts@db:5432/lnpdb", []string{"account", "list"}},
+		{"LNPDB_ACCOUNTS_FILE", "postgres://u:pw-key@db:bad/lnpdb", []string{"key", "list", "--account", "acct_x"}},
+	} {
+		t.Run(c.env+"/"+c.args[0], func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "secret")
+			require.NoError(t, os.WriteFile(file, []byte(c.value+"\n"), 0o600))
+			t.Setenv(c.env, file)
+			code, out, errs := runCmd(t, c.args...)
+			assert.NotEqual(t, 0, code, errs)
+			assert.Contains(t, errs, "xxxxx", "the refusal names the string, redacted")
+			assert.NotContains(t, out+errs, "pw", "the password is printed nowhere")
+		})
+	}
+}

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-
-	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/pgschema"
 	"strings"
 	"time"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/redact"
 )
 
 // Kind is a billable kind of lookup.
@@ -246,27 +246,24 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 func OpenIn(ctx context.Context, dsn, schema string) (Store, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("accounts DSN %q: %w", redact(dsn), err)
+		return nil, redact.Err(fmt.Errorf("accounts DSN %q: %w", redact.DSN(dsn), err), dsn)
 	}
 	switch u.Scheme {
 	case "bolt":
 		path := u.Path
 		if u.Host != "" || path == "" {
-			return nil, fmt.Errorf("accounts DSN %q: want bolt:///absolute/path/accounts.db", redact(dsn))
+			return nil, fmt.Errorf("accounts DSN %q: want bolt:///absolute/path/accounts.db", redact.DSN(dsn))
 		}
 		if schema != "" {
-			return nil, fmt.Errorf("accounts DSN %q: a bolt store has no schema (schema %q given)", redact(dsn), schema)
+			return nil, fmt.Errorf("accounts DSN %q: a bolt store has no schema (schema %q given)", redact.DSN(dsn), schema)
 		}
 		return OpenBolt(path)
 	case "postgres", "postgresql":
 		return OpenPostgres(ctx, dsn, schema)
 	default:
-		return nil, fmt.Errorf("accounts DSN %q: the scheme must be bolt or postgres", redact(dsn))
+		return nil, fmt.Errorf("accounts DSN %q: the scheme must be bolt or postgres", redact.DSN(dsn))
 	}
 }
-
-// redact hides a DSN's password.
-func redact(dsn string) string { return pgschema.Redact(dsn) }
 
 // newID returns a random id with prefix.
 func newID(prefix string) string {

@@ -38,7 +38,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -51,6 +50,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/ratelimit"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/metric"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/redact"
 )
 
 // Defaults of [Config].
@@ -175,7 +175,7 @@ func CheckURL(rawURL string) error {
 func parseURL(rawURL string) (*redis.Options, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("redislimit: %s: %w", redact(rawURL), err)
+		return nil, redact.Err(fmt.Errorf("redislimit: %s: %w", redact.DSN(rawURL), err), rawURL)
 	}
 	return opts, nil
 }
@@ -408,15 +408,6 @@ func (l *Limiter) Close() error {
 		err = l.client.Close()
 	})
 	return err
-}
-
-// redact returns rawURL without its password, for errors.
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 type discard struct{}

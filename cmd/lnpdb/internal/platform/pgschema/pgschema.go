@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -29,6 +28,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/redact"
 )
 
 // migrationLock is the advisory lock every store's migrations run under.
@@ -64,7 +65,7 @@ func Channel(base, schema string) string {
 func Connect(ctx context.Context, dsn, schema, what string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%s DSN %q: %w", what, Redact(dsn), err)
+		return nil, redact.Err(fmt.Errorf("%s DSN %q: %w", what, Redact(dsn), err), dsn)
 	}
 	if schema != "" {
 		if err := CheckSchema(schema); err != nil {
@@ -165,11 +166,5 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, fsys fs.FS,
 	})
 }
 
-// Redact hides the password of a DSN given as a URL.
-func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	return u.Redacted()
-}
+// Redact hides the password of a DSN (package redact).
+func Redact(dsn string) string { return redact.DSN(dsn) }
