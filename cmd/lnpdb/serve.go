@@ -65,7 +65,7 @@ type serveFlags struct {
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
 	trustedProxies                                   string
 	otlpEndpoint                                     string
-	devKey, accessLog, h2c, webUI                    bool
+	devKey, accessLog, h2c, webUI, secureCookies     bool
 	limit, compactAt                                 int
 	leaseTTL, watchEvery, accountsTimeout            time.Duration
 	dips                                             *dipFlags
@@ -98,6 +98,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.cors, "cors-origin", "", "let browsers of these comma-separated `origins` (or *) call the API (default: no CORS)")
 	fs.StringVar(&f.trustedProxies, "trusted-proxies", "", "believe X-Forwarded-For from these comma-separated `addresses and CIDR prefixes` (the reverse proxies or load balancers in front): the client's address is then its last entry that is not one of them (default: the header is ignored)")
 	fs.BoolVar(&f.webUI, "console", true, "serve the web interface: /account for the key holders of --accounts, /console for --admin-keys (false: the API alone)")
+	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "the web interface is reached over HTTPS: mark its cookies Secure, name them __Host-… and take forms from https:// origins only, whatever the request arrived on (for a TLS-terminating proxy that sends no X-Forwarded-Proto; implied by --tls-cert; a request with X-Forwarded-Proto: https from --trusted-proxies is treated so anyway)")
 	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces of the HTTP API's requests to this OTLP/HTTP collector `URL` (http://HOST:4318; default: no traces)")
 	f.dips = addDipFlags(fs)
 	f.redis = addRedisFlags(fs)

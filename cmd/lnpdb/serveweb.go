@@ -13,7 +13,7 @@ import (
 // paths it owns: /account with an accounts store, /console with admin
 // keys, unless --console=false.
 func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
-	cfg := webui.Config{Secure: s.tls != nil, Logger: s.log}
+	cfg := webui.Config{Secure: s.tls != nil || s.f.secureCookies, Logger: s.log}
 	if s.acc != nil {
 		cfg.Customer = s.acc.realm()
 	}

@@ -84,3 +84,54 @@ func TestServeWebUI(t *testing.T) {
 	assert.Equal(t, "application/json", h.Get("Content-Type"), "the API's 404: %s", body)
 	assert.Empty(t, h.Get("Content-Security-Policy"))
 }
+
+// TestServeWebUIBehindTLSProxy: behind a TLS-terminating proxy named in
+// --trusted-proxies that sends X-Forwarded-Proto: https, or with
+// --secure-cookies, the session cookie is Secure and named __Host-…, and a
+// form from the plain-http origin of the same host is refused; the same
+// header from a peer that is not a trusted proxy changes nothing.
+func TestServeWebUIBehindTLSProxy(t *testing.T) {
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	signIn := func(base, key string, hdr ...string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, base+webui.AccountSignIn, strings.NewReader(url.Values{"key": {key}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		hdr    []string
+		secure bool
+	}{
+		{"trusted proxy, https", []string{"--trusted-proxies", "127.0.0.1"}, []string{"X-Forwarded-Proto", "https"}, true},
+		{"untrusted peer, https", []string{"--trusted-proxies", "192.0.2.1"}, []string{"X-Forwarded-Proto", "https"}, false},
+		{"--secure-cookies", []string{"--secure-cookies"}, nil, true},
+		{"neither", nil, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startServe(t, append([]string{"--addr", "127.0.0.1:0", "--access-log=false"}, c.args...)...)
+			base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+			key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
+			host := strings.TrimPrefix(base, "http://")
+			res := signIn(base, key, append(c.hdr, "Origin", "http://"+host)...)
+			if c.secure {
+				assert.Equal(t, http.StatusForbidden, res.StatusCode, "a form from http://%s is another origin", host)
+				res = signIn(base, key, append(c.hdr, "Origin", "https://"+host)...)
+			}
+			require.Equal(t, http.StatusSeeOther, res.StatusCode)
+			require.Len(t, res.Cookies(), 1)
+			ck := res.Cookies()[0]
+			assert.Equal(t, c.secure, ck.Secure, res.Header.Get("Set-Cookie"))
+			assert.Equal(t, c.secure, strings.HasPrefix(ck.Name, "__Host-"), ck.Name)
+			require.Equal(t, 0, s.stop(t))
+		})
+	}
+}

@@ -46,8 +46,10 @@ type ConventionsConfig struct {
 //     response;
 //   - CORS for the configured origins: preflights answered 204, the
 //     rate-limit and request-id headers exposed;
-//   - the client's address from X-Forwarded-For, for a request that came
-//     through one of the trusted proxies.
+//   - the client's address from X-Forwarded-For, and from
+//     X-Forwarded-Proto: https the request's URL.Scheme "https" (the
+//     client reached the proxy over TLS), for a request that came through
+//     one of the trusted proxies.
 func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error) {
 	// The fastest level: JSON compresses well at any level, and a bulk
 	// answer of 300 KB at the default level costs more than its lookups.
@@ -95,6 +97,9 @@ var (
 
 func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(c.trusted) > 0 {
+		if forwardedHTTPS(r, c.trusted) {
+			r.URL.Scheme = "https"
+		}
 		if xff := r.Header["X-Forwarded-For"]; len(xff) > 0 {
 			r.RemoteAddr = clientAddr(r.RemoteAddr, xff, c.trusted)
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/netip"
 	"strings"
 )
@@ -68,4 +69,24 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// forwardedHTTPS reports whether r came from a trusted proxy (its
+// RemoteAddr, before X-Forwarded-For is read) that says the client reached
+// it over TLS: the last X-Forwarded-Proto entry, the nearest proxy's, is
+// https.
+func forwardedHTTPS(r *http.Request, trusted []netip.Prefix) bool {
+	vals := r.Header.Values("X-Forwarded-Proto")
+	if len(vals) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil || !isTrusted(ap.Addr().Unmap(), trusted) {
+		return false
+	}
+	last := vals[len(vals)-1]
+	if i := strings.LastIndexByte(last, ','); i >= 0 {
+		last = last[i+1:]
+	}
+	return strings.EqualFold(strings.TrimSpace(last), "https")
 }

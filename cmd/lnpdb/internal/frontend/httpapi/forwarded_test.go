@@ -60,6 +60,39 @@ func TestConventionsForwardedFor(t *testing.T) {
 	}
 }
 
+// TestConventionsForwardedProto: a request from a trusted proxy whose
+// nearest X-Forwarded-Proto is https reaches the handler with URL.Scheme
+// https; from anyone else, or with http, the header changes nothing.
+func TestConventionsForwardedProto(t *testing.T) {
+	var seen string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.URL.Scheme })
+	trusted := prefixes("127.0.0.0/8")
+	for _, c := range []struct {
+		trusted       []netip.Prefix
+		remote, proto string
+		want          string
+	}{
+		{trusted, "127.0.0.1:1234", "https", "https"},
+		{trusted, "127.0.0.1:1234", "HTTPS", "https"},
+		{trusted, "127.0.0.1:1234", "http, https", "https"},
+		{trusted, "127.0.0.1:1234", "https, http", ""},
+		{trusted, "127.0.0.1:1234", "", ""},
+		{trusted, "192.0.2.1:1234", "https", ""},
+		{nil, "127.0.0.1:1234", "https", ""},
+	} {
+		conv, err := Conventions(h, ConventionsConfig{TrustedProxies: c.trusted})
+		require.NoError(t, err)
+		req := httptest.NewRequest(http.MethodGet, "/account", nil)
+		req.URL.Scheme = ""
+		req.RemoteAddr = c.remote
+		if c.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", c.proto)
+		}
+		conv.ServeHTTP(httptest.NewRecorder(), req)
+		assert.Equal(t, c.want, seen, "%v from %s, %q", c.trusted, c.remote, c.proto)
+	}
+}
+
 // FuzzClientAddr: whatever the header, the answer is the remote address
 // itself or an address the header holds, with port 0; from an untrusted
 // remote it is always the remote.

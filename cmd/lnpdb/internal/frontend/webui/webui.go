@@ -78,9 +78,11 @@ type Realm struct {
 // without Customer there is no /account sign-in, without Admin no console.
 type Config struct {
 	Customer, Admin *Realm
-	// Secure marks cookies Secure and names them __Host-…: the server is
-	// reached over TLS (its own, or a proxy's). A request that arrives
-	// over TLS is treated so anyway.
+	// Secure marks cookies Secure and names them __Host-…, and takes
+	// forms from https origins only: the server is reached over TLS (its
+	// own, or a proxy's). A request that arrives over TLS, or whose URL's
+	// scheme is https (X-Forwarded-Proto from a trusted proxy), is treated
+	// so anyway.
 	Secure bool
 	// IdleTimeout ends a session unused this long; MaxAge ends any
 	// session this long after sign-in.
@@ -321,8 +323,14 @@ func (u *UI) realm(role Role) *Realm {
 	return u.cfg.Customer
 }
 
-// secure reports whether cookies must be Secure.
-func (u *UI) secure(r *http.Request) bool { return u.cfg.Secure || r.TLS != nil }
+// secure reports whether the request's site is https: cookies are then
+// Secure and named __Host-…, and forms are taken from https origins only.
+// It is, under Config.Secure, over TLS, or when the trusted proxy the
+// request came through says the client reached it over TLS (package
+// httpapi's conventions set the URL's scheme from X-Forwarded-Proto).
+func (u *UI) secure(r *http.Request) bool {
+	return u.cfg.Secure || r.TLS != nil || r.URL.Scheme == "https"
+}
 
 func (u *UI) cookieName(r *http.Request) string {
 	if u.secure(r) {
@@ -374,7 +382,7 @@ func (u *UI) sameSite(r *http.Request) string {
 		if u.secure(r) {
 			scheme = "https://"
 		}
-		if origin != scheme+r.Host && origin != "http://"+r.Host {
+		if origin != scheme+r.Host {
 			return "The request came from another origin."
 		}
 	}

@@ -358,6 +358,22 @@ func TestCSRF(t *testing.T) {
 	assert.Equal(t, 0, s.ui.sessions.len())
 }
 
+// TestOriginScheme: under TLS a form is taken from this host's https
+// origin only: the same host over plain http is another origin.
+func TestOriginScheme(t *testing.T) {
+	s := newSite(t, true)
+	c := s.browser(t)
+	s.signIn(t, c, AccountSignIn, "lnp_customer")
+	tok := s.csrf(t, c, AccountHome)
+	host := strings.TrimPrefix(s.srv.URL, "https://")
+	resp, body := s.do(t, c, http.MethodPost, AccountHome, url.Values{"csrf": {tok}}, "Origin", "http://"+host)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, body)
+	assert.Equal(t, 0, s.posts)
+	resp, _ = s.do(t, c, http.MethodPost, AccountHome, url.Values{"csrf": {tok}}, "Origin", "https://"+host)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 1, s.posts)
+}
+
 func TestRoles(t *testing.T) {
 	s := newSite(t, false)
 	cust, admin, none := s.browser(t), s.browser(t), s.browser(t)
