@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -203,6 +205,13 @@ func (s *BoltStore) SetStatus(ctx context.Context, id string, st Status) (out Ac
 
 // AddKey implements [Store].
 func (s *BoltStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) (KeyRecord, error) {
+	return s.AddKeyCapped(ctx, k, now, 0)
+}
+
+// AddKeyCapped implements [Store]: bbolt runs one writing transaction at
+// a time, so the count and the addition are not interleaved with
+// another's.
+func (s *BoltStore) AddKeyCapped(ctx context.Context, k KeyRecord, now time.Time, maxValid int) (KeyRecord, error) {
 	if err := checkKey(&k); err != nil {
 		return KeyRecord{}, err
 	}
@@ -210,6 +219,21 @@ func (s *BoltStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) (Key
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if _, err := s.account(tx, k.AccountID); err != nil {
 			return err
+		}
+		if maxValid > 0 {
+			valid := 0
+			if err := tx.Bucket(bKeys).ForEach(func(_, v []byte) error {
+				o, err := decodeKey(v)
+				if err == nil && o.AccountID == k.AccountID && o.Revoked.IsZero() {
+					valid++
+				}
+				return err
+			}); err != nil {
+				return err
+			}
+			if valid >= maxValid {
+				return fmt.Errorf("account %s has %d valid keys: %w", k.AccountID, valid, ErrKeyCap)
+			}
 		}
 		hb := tx.Bucket(bKeyHash)
 		if hb.Get(k.Hash[:]) != nil {
@@ -672,7 +696,21 @@ func checkKey(k *KeyRecord) error {
 	if k.Limit < 0 || len(k.Label) > 200 || k.Hash == ([32]byte{}) {
 		return fmt.Errorf("%w: a key needs a hash, a label of at most 200 characters and a limit that is not negative", ErrInvalid)
 	}
+	if !PlainText(k.Label) {
+		return fmt.Errorf("%w: a key's label must be UTF-8 text without control or format characters (tabs, new lines, direction marks)", ErrInvalid)
+	}
 	return nil
+}
+
+// PlainText reports whether s is valid UTF-8 without a control character,
+// a format character (Unicode category Cf: the direction overrides such as
+// U+202E, zero-width joiners, soft hyphens), a line or paragraph separator
+// or a private-use character: text that shows as what it says wherever it
+// is printed (a page, a terminal, a CSV cell).
+func PlainText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co)
+	})
 }
 
 func checkCredit(amount Micros, ref string) error {

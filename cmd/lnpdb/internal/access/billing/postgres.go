@@ -125,6 +125,13 @@ func (s *PostgresStore) exists(ctx context.Context, q interface {
 
 // AddKey implements [Store].
 func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) (KeyRecord, error) {
+	return s.AddKeyCapped(ctx, k, now, 0)
+}
+
+// AddKeyCapped implements [Store]: the account's row is locked before its
+// valid keys are counted, so that additions to one account, from any
+// process, are counted one after another.
+func (s *PostgresStore) AddKeyCapped(ctx context.Context, k KeyRecord, now time.Time, maxValid int) (KeyRecord, error) {
 	if err := checkKey(&k); err != nil {
 		return KeyRecord{}, err
 	}
@@ -133,6 +140,18 @@ func (s *PostgresStore) AddKey(ctx context.Context, k KeyRecord, now time.Time) 
 		return KeyRecord{}, err
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if maxValid > 0 {
+			var valid int
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, k.AccountID); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE account_id = $1 AND revoked IS NULL`, k.AccountID).Scan(&valid); err != nil {
+				return err
+			}
+			if valid >= maxValid {
+				return fmt.Errorf("account %s has %d valid keys: %w", k.AccountID, valid, ErrKeyCap)
+			}
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, label, sha256, rate_limit, created) VALUES ($1, $2, $3, $4, $5, $6)`,
 			k.ID, k.AccountID, k.Label, k.Hash[:], k.Limit, k.Created); err != nil {
 			return err

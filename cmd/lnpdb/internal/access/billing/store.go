@@ -184,6 +184,10 @@ type Store interface {
 
 	// AddKey stores k (its ID and Created are set here) for k.AccountID.
 	AddKey(ctx context.Context, k KeyRecord, now time.Time) (KeyRecord, error)
+	// AddKeyCapped is AddKey refused with ErrKeyCap when k.AccountID
+	// already has maxValid keys not revoked: counted and added in one
+	// transaction, so that requests made together cannot pass the cap.
+	AddKeyCapped(ctx context.Context, k KeyRecord, now time.Time, maxValid int) (KeyRecord, error)
 	// Keys returns accountID's keys, or every account's for "".
 	Keys(ctx context.Context, accountID string) ([]KeyRecord, error)
 	RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (KeyRecord, error)
@@ -233,6 +237,9 @@ var (
 	ErrConflict  = errors.New("conflict")
 	ErrInvalid   = errors.New("invalid")
 	ErrLeaseLost = errors.New("lease expired and returned: its unsynced lookups go unbilled")
+	// ErrKeyCap is AddKeyCapped's refusal: the account has as many valid
+	// keys as the cap.
+	ErrKeyCap = errors.New("the account has the most valid keys allowed")
 )
 
 // Open opens the store a DSN names: bolt:///path/to/accounts.db (created on

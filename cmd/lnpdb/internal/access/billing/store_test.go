@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -167,6 +168,56 @@ func TestKeys(t *testing.T) {
 		all, _ := s.Keys(ctx, "")
 		if len(all) != 2 || all[0].Revoked.IsZero() || !all[1].Revoked.IsZero() {
 			t.Fatalf("all keys = %+v", all)
+		}
+	})
+}
+
+// TestAddKeyCapped: keys added together to one account, more than the
+// cap, leave exactly the cap valid: the count and the addition are one
+// transaction. A revoked key does not count.
+func TestAddKeyCapped(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		a := mustAccount(t, s, 0)
+		first, err := s.AddKeyCapped(ctx, KeyRecord{AccountID: a.ID, Hash: hash("first")}, t0, 25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 40)
+		for i := range errs {
+			wg.Go(func() {
+				_, errs[i] = s.AddKeyCapped(ctx, KeyRecord{AccountID: a.ID, Hash: hash("k" + strconv.Itoa(i))}, t0, 25)
+			})
+		}
+		wg.Wait()
+		refused := 0
+		for _, err := range errs {
+			switch {
+			case errors.Is(err, ErrKeyCap):
+				refused++
+			case err != nil:
+				t.Fatal(err)
+			}
+		}
+		keys, _ := s.Keys(ctx, a.ID)
+		if len(keys) != 25 || refused != 16 {
+			t.Fatalf("40 added together under a cap of 25, one there before: %d keys, %d refused", len(keys), refused)
+		}
+		if _, err := s.RevokeKey(ctx, a.ID, first.ID, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddKeyCapped(ctx, KeyRecord{AccountID: a.ID, Hash: hash("after")}, t0, 25); err != nil {
+			t.Fatalf("a revoked key makes room: %v", err)
+		}
+		if _, err := s.AddKeyCapped(ctx, KeyRecord{AccountID: a.ID, Hash: hash("past")}, t0, 25); !errors.Is(err, ErrKeyCap) {
+			t.Fatalf("26th valid key: %v", err)
+		}
+		if _, err := s.AddKey(ctx, KeyRecord{AccountID: a.ID, Hash: hash("operator")}, t0); err != nil {
+			t.Fatalf("AddKey has no cap: %v", err)
+		}
+		if _, err := s.AddKey(ctx, KeyRecord{AccountID: a.ID, Label: "invoice\u202egpj.exe", Hash: hash("rlo")}, t0); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("a label with U+202E: %v", err)
 		}
 	})
 }

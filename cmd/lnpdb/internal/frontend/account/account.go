@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
@@ -287,8 +286,8 @@ func checkLabel(label string) string {
 		return "The label must be text (UTF-8)."
 	case utf8.RuneCountInString(label) > MaxLabel:
 		return fmt.Sprintf("The label must be at most %d characters.", MaxLabel)
-	case strings.ContainsFunc(label, unicode.IsControl):
-		return "The label must not hold control characters (tabs, new lines)."
+	case !billing.PlainText(label):
+		return "The label must not hold control or format characters (tabs, new lines, direction marks)."
 	}
 	return ""
 }
@@ -319,17 +318,12 @@ func (p *pages) createKey(w http.ResponseWriter, r *http.Request, s *webui.Sessi
 	}
 	ctx, cancel := p.ctx(r)
 	defer cancel()
-	d, err := p.keysData(ctx, s)
-	if err != nil {
-		p.failed(w, r, err)
-		return
-	}
-	if d.Valid >= MaxKeys {
-		p.renderKeys(w, r, s, http.StatusConflict, fmt.Sprintf("The account has %d valid keys, the most that can be made here: revoke one first, or ask the operator.", d.Valid), form)
-		return
-	}
 	text, h := p.cfg.NewKey()
-	k, err := p.cfg.Store.AddKey(p.audited(ctx, r, s), billing.KeyRecord{AccountID: s.AccountID, Label: form.Label, Hash: h, Limit: limit}, p.cfg.Now())
+	k, err := p.cfg.Store.AddKeyCapped(p.audited(ctx, r, s), billing.KeyRecord{AccountID: s.AccountID, Label: form.Label, Hash: h, Limit: limit}, p.cfg.Now(), MaxKeys)
+	if errors.Is(err, billing.ErrKeyCap) {
+		p.renderKeys(w, r, s, http.StatusConflict, fmt.Sprintf("The account has %d valid keys, the most that can be made here: revoke one first, or ask the operator.", MaxKeys), form)
+		return
+	}
 	if err != nil {
 		p.failed(w, r, err)
 		return

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ type site struct {
 	keyB     string
 	keyBID   string
 	lookups  int
-	newKeyNo int
+	newKeyNo atomic.Int64
 }
 
 func newSite(t *testing.T) *site {
@@ -92,8 +94,7 @@ func newSite(t *testing.T) *site {
 	require.NoError(t, Register(Config{
 		UI: s.ui, Store: st, Engine: s.engine, API: api, DefaultLimit: 200,
 		NewKey: func() (string, [32]byte) {
-			s.newKeyNo++
-			k := "lnp_new_" + strings.Repeat("x", s.newKeyNo)
+			k := "lnp_new_" + strings.Repeat("x", int(s.newKeyNo.Add(1)))
 			return k, sha256.Sum256([]byte(k))
 		},
 		Changed: func(ctx context.Context) { require.NoError(t, s.engine.ReloadKeys(ctx)) },
@@ -177,7 +178,11 @@ func TestKeys(t *testing.T) {
 		"limit not a number":    {url.Values{"label": {"x"}, "rate_limit": {"1e3"}}, http.StatusBadRequest, "from 1 to 50"},
 		"limit zero":            {url.Values{"label": {"x"}, "rate_limit": {"0"}}, http.StatusBadRequest, "from 1 to 50"},
 		"label too long":        {url.Values{"label": {strings.Repeat("é", MaxLabel+1)}}, http.StatusBadRequest, "at most 100 characters"},
-		"label with a newline":  {url.Values{"label": {"a\nb"}}, http.StatusBadRequest, "control characters"},
+		"label with a newline":  {url.Values{"label": {"a\nb"}}, http.StatusBadRequest, "control or format characters"},
+		"label with U+202E":     {url.Values{"label": {"invoice\u202egpj.exe"}}, http.StatusBadRequest, "control or format characters"},
+		"label with U+200B":     {url.Values{"label": {"a\u200bb"}}, http.StatusBadRequest, "control or format characters"},
+		"label with U+2028":     {url.Values{"label": {"a\u2028b"}}, http.StatusBadRequest, "control or format characters"},
+		"label with U+0085":     {url.Values{"label": {"a\u0085b"}}, http.StatusBadRequest, "control or format characters"},
 		"label not UTF-8":       {url.Values{"label": {"\xff"}}, http.StatusBadRequest, "UTF-8"},
 	} {
 		tc.form.Set("csrf", tok)
@@ -263,6 +268,40 @@ func TestMaxKeys(t *testing.T) {
 	resp, body := b.post(t, "/account/keys", url.Values{"csrf": {tok}})
 	assert.Equal(t, http.StatusConflict, resp.StatusCode)
 	assert.Contains(t, body, "25 valid keys")
+}
+
+// TestMaxKeysTogether: keys made together from one account's pages, more
+// than the cap, leave no more than the cap valid (the store counts and
+// adds in one transaction).
+func TestMaxKeysTogether(t *testing.T) {
+	s := newSite(t)
+	b := s.signIn(t, s.keyA)
+	tok := b.csrf(t)
+	var wg sync.WaitGroup
+	codes := make([]int, 40)
+	for i := range codes {
+		wg.Go(func() {
+			resp, err := b.c.PostForm(b.srv.URL+"/account/keys", url.Values{"csrf": {tok}})
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				codes[i] = resp.StatusCode
+			}
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, c := range codes {
+		if c == http.StatusCreated {
+			created++
+		} else {
+			assert.Equal(t, http.StatusConflict, c)
+		}
+	}
+	keys, err := s.store.Keys(context.Background(), s.a.ID)
+	require.NoError(t, err)
+	assert.Len(t, keys, MaxKeys, "the signed-in key and %d made", created)
+	assert.Equal(t, MaxKeys-1, created)
 }
 
 func TestPlayground(t *testing.T) {
