@@ -70,8 +70,9 @@ func sameFile(a, b string) (bool, error) {
 	return os.SameFile(fa, fb), nil
 }
 
-// reload reads both keys files again. A file that fails to read or parse,
-// or holds no key, is logged and its previous keys stay in force.
+// reload reads both keys files again. A file that fails to read or parse
+// is logged and its previous keys stay in force; a file that holds no key
+// revokes every key it held, which is logged as a warning.
 func (k *serveKeys) reload(log *slog.Logger, reason string) {
 	for _, f := range []*auth.KeyFile{k.lookup, k.admin} {
 		if f == nil || f.Path() == "" {
@@ -80,6 +81,10 @@ func (k *serveKeys) reload(log *slog.Logger, reason string) {
 		added, removed, err := f.Reload()
 		if err != nil {
 			log.Error("keys reload failed; the previous keys stay in force", "reason", reason, "file", f.Path(), "keys", f.Len(), "error", err)
+			continue
+		}
+		if f.Len() == 0 {
+			log.Warn("keys reloaded: the file holds no key, so every key it held is revoked", "reason", reason, "file", f.Path(), "removed", removed)
 			continue
 		}
 		log.Info("keys reloaded", "reason", reason, "file", f.Path(), "keys", f.Len(), "added", added, "removed", removed)

@@ -25,7 +25,7 @@ type KeyFile struct {
 // all (no request could be served).
 func LoadKeyFile(path string, extra ...Key) (*KeyFile, error) {
 	f := &KeyFile{path: path, extra: append([]Key(nil), extra...)}
-	s, err := f.read()
+	s, err := f.read(false)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,9 @@ func LoadKeyFile(path string, extra ...Key) (*KeyFile, error) {
 // ErrNoKeys is the error of a keys file that leaves no key at all.
 var ErrNoKeys = errors.New("holds no keys")
 
-func (f *KeyFile) read() (*KeySet, error) {
+// read reads the file; with none there may be no key at all only when
+// empty is set.
+func (f *KeyFile) read(empty bool) (*KeySet, error) {
 	keys := f.extra
 	if f.path != "" {
 		s, err := LoadKeys(f.path)
@@ -45,20 +47,22 @@ func (f *KeyFile) read() (*KeySet, error) {
 		}
 		keys = append(s.Keys(), f.extra...)
 	}
-	if len(keys) == 0 {
+	if len(keys) == 0 && !empty {
 		return nil, fmt.Errorf("%s %w", f.path, ErrNoKeys)
 	}
 	return NewKeySet(keys...), nil
 }
 
-// Reload reads the file again and, if it parses and holds a key, serves
+// Reload reads the file again and, if it reads and parses whole, serves
 // its keys from now on; it reports how many keys were added and removed.
-// On error the previous keys stay in force, so that a file caught half
-// written, deleted or emptied by mistake does not lock every client out.
+// A file that holds no key is read as no key: every key it held is
+// revoked at once (emptying the file is how an operator locks everyone
+// out). On error — the file cannot be read, is gone, or does not parse (a
+// line caught half written) — the previous keys stay in force.
 func (f *KeyFile) Reload() (added, removed int, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s, err := f.read()
+	s, err := f.read(true)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -46,12 +46,11 @@ func TestKeyFileReload(t *testing.T) {
 		assert.Equal(t, want, f.Has(HashKey(key).Hash), "Has %s", key)
 	}
 
-	// A file that does not parse, is empty or is gone leaves the keys as
-	// they were.
+	// A file that does not parse or is gone leaves the keys as they were.
 	for name, setup := range map[string]func(){
-		"bad line": func() { require.NoError(t, os.WriteFile(path, []byte("sha256:nothex\n"), 0o600)) },
-		"empty":    func() { require.NoError(t, os.WriteFile(path, nil, 0o600)) },
-		"missing":  func() { require.NoError(t, os.Remove(path)) },
+		"bad line":   func() { require.NoError(t, os.WriteFile(path, []byte("sha256:nothex\n"), 0o600)) },
+		"unreadable": func() { require.NoError(t, os.Remove(path)); require.NoError(t, os.Mkdir(path, 0o700)) },
+		"missing":    func() { require.NoError(t, os.RemoveAll(path)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			setup()
@@ -63,6 +62,27 @@ func TestKeyFileReload(t *testing.T) {
 			_, ok = f.Authenticate("lnp_alice")
 			assert.False(t, ok, "and a revoked key stays revoked")
 			assert.Equal(t, 2, f.Len())
+		})
+	}
+
+	// A file read whole that holds no key (empty, or comments only)
+	// revokes every key it held.
+	for name, content := range map[string]string{"empty": "", "comments only": "# every key revoked\n\n"} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(path))
+			writeKeys(t, path, "lnp_bob", "lnp_carol")
+			_, _, err := f.Reload()
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+			added, removed, err := f.Reload()
+			require.NoError(t, err)
+			assert.Equal(t, [2]int{0, 2}, [2]int{added, removed})
+			assert.Equal(t, 0, f.Len())
+			for _, key := range []string{"lnp_bob", "lnp_carol"} {
+				_, ok := f.Authenticate(key)
+				assert.False(t, ok, key)
+				assert.False(t, f.Has(HashKey(key).Hash), key)
+			}
 		})
 	}
 }
