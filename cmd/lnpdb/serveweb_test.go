@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -42,12 +44,14 @@ func TestServeWebUI(t *testing.T) {
 	code, _, _ = page(base, webui.ConsoleSignIn)
 	assert.Equal(t, http.StatusNotFound, code, "no admin keys: no console")
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noRedirect.PostForm(base+webui.AccountSignIn, url.Values{"key": {key}})
+	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	res.Body.Close()
+	noRedirect.Jar = jar
+	res, _, err := testweb.SignIn(noRedirect, base, webui.AccountSignIn, key)
+	require.NoError(t, err)
 	assert.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, webui.AccountHome, res.Header.Get("Location"))
-	require.Len(t, res.Cookies(), 1)
+	require.Len(t, res.Cookies(), 1, "the session's")
 	assert.True(t, res.Cookies()[0].HttpOnly)
 	code, body, _ = page(base, "/api/v1/status")
 	assert.Equal(t, http.StatusOK, code, "the API is served beside it: %s", body)
@@ -70,9 +74,8 @@ func TestServeWebUI(t *testing.T) {
 	code, body, _ = page(base, webui.ConsoleSignIn)
 	assert.Equal(t, http.StatusOK, code, body)
 	for k, want := range map[string]int{lookupKey: http.StatusUnauthorized, adminKey: http.StatusSeeOther} {
-		res, err := noRedirect.PostForm(base+webui.ConsoleSignIn, url.Values{"key": {k}})
+		res, _, err := testweb.SignIn(noRedirect, base, webui.ConsoleSignIn, k)
 		require.NoError(t, err)
-		res.Body.Close()
 		assert.Equal(t, want, res.StatusCode)
 	}
 	require.Equal(t, 0, s.stop(t))
@@ -91,18 +94,14 @@ func TestServeWebUI(t *testing.T) {
 // form from the plain-http origin of the same host is refused; the same
 // header from a peer that is not a trusted proxy changes nothing.
 func TestServeWebUIBehindTLSProxy(t *testing.T) {
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// The client sends X-Forwarded-Proto on every request, as the proxy
+	// would, and keeps the cookies whatever their Secure flag.
 	signIn := func(base, key string, hdr ...string) *http.Response {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, base+webui.AccountSignIn, strings.NewReader(url.Values{"key": {key}}.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		res, err := noRedirect.Do(req)
-		require.NoError(t, err)
-		res.Body.Close()
+		c := &http.Client{Jar: &plainJar{}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Transport: headerTransport(hdr)}
+		res, body, err := testweb.SignIn(c, base, webui.AccountSignIn, key)
+		require.NoError(t, err, body)
 		return res
 	}
 	for _, c := range []struct {
@@ -127,11 +126,44 @@ func TestServeWebUIBehindTLSProxy(t *testing.T) {
 				res = signIn(base, key, append(c.hdr, "Origin", "https://"+host)...)
 			}
 			require.Equal(t, http.StatusSeeOther, res.StatusCode)
-			require.Len(t, res.Cookies(), 1)
+			require.Len(t, res.Cookies(), 1, "the session's")
 			ck := res.Cookies()[0]
 			assert.Equal(t, c.secure, ck.Secure, res.Header.Get("Set-Cookie"))
 			assert.Equal(t, c.secure, strings.HasPrefix(ck.Name, "__Host-"), ck.Name)
 			require.Equal(t, 0, s.stop(t))
 		})
 	}
+}
+
+// headerTransport sends the headers hdr (name, value, …) with every
+// request.
+type headerTransport []string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for i := 0; i+1 < len(h); i += 2 {
+		r.Header.Set(h[i], h[i+1])
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// plainJar keeps every cookie of one host, Secure or not: a proxy's
+// client is on https, the test's connection is not.
+type plainJar struct{ cookies map[string]*http.Cookie }
+
+func (j *plainJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
+	if j.cookies == nil {
+		j.cookies = map[string]*http.Cookie{}
+	}
+	for _, c := range cs {
+		j.cookies[c.Name] = c
+	}
+}
+
+func (j *plainJar) Cookies(*url.URL) []*http.Cookie {
+	var out []*http.Cookie
+	for _, c := range j.cookies {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 )
 
 // site is the account pages over a real bbolt store and billing engine,
@@ -114,8 +115,9 @@ func (s *site) signIn(t *testing.T, key string) *browser {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	b := &browser{c: c, srv: s.srv}
-	resp, _ := b.post(t, webui.AccountSignIn, url.Values{"key": {key}})
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, body, err := testweb.SignIn(c, s.srv.URL, webui.AccountSignIn, key)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	return b
 }
 
@@ -387,7 +389,8 @@ func TestSuspendedAccount(t *testing.T) {
 	resp, _ = b.get(t, webui.AccountHome)
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	assert.Equal(t, webui.AccountSignIn, resp.Header.Get("Location"))
-	resp, body := b.post(t, webui.AccountSignIn, url.Values{"key": {s.keyA}})
+	resp, body, err := testweb.SignIn(b.c, s.srv.URL, webui.AccountSignIn, s.keyA)
+	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Contains(t, body, "suspended")
 	other := s.signIn(t, s.keyB)

@@ -26,6 +26,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/history"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/metric"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testclock"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 	"github.com/lnpdb/lnpdb/format"
 )
 
@@ -130,8 +131,9 @@ func (f *fixture) browser(t testing.TB, key string) *browser {
 		if key == "lnp_cust" {
 			path = webui.AccountSignIn
 		}
-		code, body := b.post(path, url.Values{"key": {key}})
-		require.Equal(t, http.StatusSeeOther, code, body)
+		res, body, err := testweb.SignIn(b.c, f.srv.URL, path, key)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
 	}
 	return b
 }

@@ -12,7 +12,7 @@
 //
 //	GET  /ui/style.css          the one style sheet
 //	GET  /account/sign-in       the customer's sign-in form (with a Customer realm)
-//	POST /account/sign-in       an API key → a session, 303 to /account
+//	POST /account/sign-in       an API key and the form's token → a session, 303 to /account
 //	GET  /console/sign-in       the operator's sign-in form (with an Admin realm)
 //	POST /console/sign-in       an admin key → a session, 303 to /console
 //	POST /ui/sign-out           ends the session (CSRF-checked)
@@ -61,6 +61,11 @@
 // its account suspended: [Realm.Valid] is asked on every request. Sign-in
 // attempts are limited per remote address and per key
 // ([Config.SignInPerMinute], with the rate limiter of package ratelimit).
+// A sign-in is taken only with the sign-in form's pre-session token, the
+// same in the form's field "csrf" and in the browser's cookie
+// lnpdb_signin (__Host-… under TLS), set with the form: a double submit,
+// which another site's form cannot make even in a browser that sends
+// neither Origin nor Sec-Fetch-Site (login CSRF).
 //
 // A key holds at most [Config.MaxSessionsPerKey] sessions (8): signing in
 // once more ends its oldest. The node holds at most [Config.MaxSessions]

@@ -339,6 +339,42 @@ func (u *UI) cookieName(r *http.Request) string {
 	return "lnpdb_session"
 }
 
+// signInCookie names the pre-session cookie: the sign-in form's token.
+func (u *UI) signInCookie(r *http.Request) string {
+	if u.secure(r) {
+		return "__Host-lnpdb_signin"
+	}
+	return "lnpdb_signin"
+}
+
+// signInTTL is how long a sign-in form's token is taken.
+const signInTTL = time.Hour
+
+// signInToken returns the browser's pre-session token, set now (a cookie
+// for signInTTL) when it has none: the sign-in form carries it, and a
+// sign-in is taken only with the same in the form and the cookie (a
+// double submit), which another site's form cannot make, whatever the
+// browser tells of origins.
+func (u *UI) signInToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(u.signInCookie(r)); err == nil && len(c.Value) == tokenLen {
+		return c.Value
+	}
+	tok := token()
+	http.SetCookie(w, &http.Cookie{
+		Name: u.signInCookie(r), Value: tok, Path: "/", MaxAge: int(signInTTL / time.Second),
+		HttpOnly: true, Secure: u.secure(r), SameSite: http.SameSiteStrictMode,
+	})
+	return tok
+}
+
+// signInTokenOK reports whether the sign-in form r posts carries the
+// browser's pre-session token.
+func (u *UI) signInTokenOK(r *http.Request) bool {
+	c, err := r.Cookie(u.signInCookie(r))
+	return err == nil && len(c.Value) == tokenLen &&
+		subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(c.Value)) == 1
+}
+
 // session returns the request's live session whose key still stands, nil
 // for none; a session whose key no longer stands is ended and its cookie
 // cleared.
@@ -406,7 +442,7 @@ func (u *UI) checkForm(w http.ResponseWriter, r *http.Request, s *Session) strin
 }
 
 type signInData struct {
-	Action, Home, Who string
+	Action, Home, Who, Token string
 }
 
 func (u *UI) signInForm(w http.ResponseWriter, r *http.Request, role Role, status int, msg string) {
@@ -421,7 +457,7 @@ func (u *UI) signInForm(w http.ResponseWriter, r *http.Request, role Role, statu
 	if role == RoleAdmin {
 		who, title = "an admin key", "Sign in to the console"
 	}
-	u.Render(w, r, u.signIn, status, Page{Title: title, Error: msg, Data: signInData{Action: signInPath(role), Home: homePath(role), Who: who}})
+	u.Render(w, r, u.signIn, status, Page{Title: title, Error: msg, Data: signInData{Action: signInPath(role), Home: homePath(role), Who: who, Token: u.signInToken(w, r)}})
 }
 
 func (u *UI) signInPost(w http.ResponseWriter, r *http.Request, role Role) {
@@ -432,6 +468,10 @@ func (u *UI) signInPost(w http.ResponseWriter, r *http.Request, role Role) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		u.signInForm(w, r, role, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	if !u.signInTokenOK(r) {
+		u.signInForm(w, r, role, http.StatusForbidden, "The sign-in form has expired or did not come from this site: sign in again.")
 		return
 	}
 	key := strings.TrimSpace(r.PostForm.Get("key"))

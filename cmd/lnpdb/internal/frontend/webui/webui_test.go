@@ -152,8 +152,27 @@ func (s *site) do(t *testing.T, c *http.Client, method, path string, form url.Va
 
 func (s *site) signIn(t *testing.T, c *http.Client, path, key string) *http.Response {
 	t.Helper()
-	resp, _ := s.do(t, c, http.MethodPost, path, url.Values{"key": {key}})
+	resp, _ := s.signInPost(t, c, path, url.Values{"key": {key}})
 	return resp
+}
+
+// signInPost posts form to the sign-in page at path as a browser does:
+// with the token of the form it GETs first (and whose cookie it keeps).
+func (s *site) signInPost(t *testing.T, c *http.Client, path string, form url.Values, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	if form.Get("csrf") == "" {
+		if _, body := s.do(t, c, http.MethodGet, path, nil); csrfField.MatchString(body) {
+			form.Set("csrf", csrfField.FindStringSubmatch(body)[1])
+		} else { // signed in already: sent home, the token kept from before
+			u, _ := url.Parse(s.srv.URL)
+			for _, ck := range c.Jar.Cookies(u) {
+				if strings.HasSuffix(ck.Name, "lnpdb_signin") {
+					form.Set("csrf", ck.Value)
+				}
+			}
+		}
+	}
+	return s.do(t, c, http.MethodPost, path, form, hdr...)
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -265,18 +284,18 @@ func TestSignInRefusals(t *testing.T) {
 	c := s.browser(t)
 	s.customers.suspend["lnp_other"] = true
 	for key, want := range map[string]string{"lnp_nobody": ErrUnknownKey.Error(), "lnp_other": ErrSuspended.Error(), "lnp_admin": ErrUnknownKey.Error()} {
-		resp, body := s.do(t, c, http.MethodPost, AccountSignIn, url.Values{"key": {key}})
+		resp, body := s.signInPost(t, c, AccountSignIn, url.Values{"key": {key}})
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, key)
 		assert.Contains(t, body, strings.ReplaceAll(want, "'", "&#39;"), key)
 		assert.NotContains(t, body, key, "the key typed is not echoed")
 		assert.Empty(t, resp.Cookies(), key)
 	}
-	resp, _ := s.do(t, c, http.MethodPost, AccountSignIn, url.Values{"key": {""}})
+	resp, _ := s.signInPost(t, c, AccountSignIn, url.Values{"key": {""}})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	// Another site's form cannot sign a browser in (login CSRF).
-	resp, _ = s.do(t, c, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}}, "Origin", "https://evil.example")
+	resp, _ = s.signInPost(t, c, AccountSignIn, url.Values{"key": {"lnp_customer"}}, "Origin", "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	resp, _ = s.do(t, c, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}}, "Sec-Fetch-Site", "cross-site")
+	resp, _ = s.signInPost(t, c, AccountSignIn, url.Values{"key": {"lnp_customer"}}, "Sec-Fetch-Site", "cross-site")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Equal(t, 0, s.ui.sessions.len())
 }
@@ -284,6 +303,47 @@ func TestSignInRefusals(t *testing.T) {
 // TestSignInRateLimited: past SignInPerMinute attempts from one address,
 // or half as many with one key, sign-in answers 429 — even with the right
 // key — until the minute is over.
+// TestSignInToken: a sign-in is taken only with the pre-session token of
+// the form in both the form and the browser's cookie — even from a
+// browser that sends neither Origin nor Sec-Fetch-Site (login CSRF by an
+// old browser); the cookie is HttpOnly, SameSite=Strict, and __Host- under
+// TLS.
+func TestSignInToken(t *testing.T) {
+	for _, tlsOn := range []bool{false, true} {
+		s := newSite(t, tlsOn)
+		victim, attacker := s.browser(t), s.browser(t)
+		resp, body := s.do(t, victim, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}})
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "no Origin, no Sec-Fetch-Site, no token: %s", body)
+		assert.Equal(t, 0, s.ui.sessions.len())
+		resp, body = s.do(t, attacker, http.MethodGet, AccountSignIn, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		m := csrfField.FindStringSubmatch(body)
+		require.NotNil(t, m, "the sign-in form carries a token")
+		attackerTok := m[1]
+		require.Len(t, resp.Cookies(), 1)
+		ck := resp.Cookies()[0]
+		assert.Equal(t, attackerTok, ck.Value)
+		assert.True(t, ck.HttpOnly)
+		assert.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+		assert.Equal(t, tlsOn, ck.Secure)
+		assert.Equal(t, tlsOn, strings.HasPrefix(ck.Name, "__Host-"), ck.Name)
+
+		for name, form := range map[string]url.Values{
+			"no token":                {"key": {"lnp_customer"}},
+			"another browser's token": {"key": {"lnp_customer"}, "csrf": {attackerTok}},
+		} {
+			resp, body := s.do(t, victim, http.MethodPost, AccountSignIn, form)
+			assert.Equal(t, http.StatusForbidden, resp.StatusCode, name)
+			assert.Contains(t, body, "did not come from this site", name)
+		}
+		resp, _ = s.do(t, attacker, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}, "csrf": {attackerTok + "x"}})
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a token unlike the cookie's")
+		assert.Equal(t, 0, s.ui.sessions.len(), "nobody signed in")
+		resp, _ = s.do(t, attacker, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}, "csrf": {attackerTok}})
+		assert.Equal(t, http.StatusSeeOther, resp.StatusCode, "the form's own token")
+	}
+}
+
 func TestSignInRateLimited(t *testing.T) {
 	s := newSite(t, false, func(c *Config) { c.SignInPerMinute = 10 })
 	c := s.browser(t)
@@ -291,7 +351,7 @@ func TestSignInRateLimited(t *testing.T) {
 		resp := s.signIn(t, c, AccountSignIn, "lnp_guess"+strings.Repeat("x", i))
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, i)
 	}
-	resp, body := s.do(t, c, http.MethodPost, AccountSignIn, url.Values{"key": {"lnp_customer"}})
+	resp, body := s.signInPost(t, c, AccountSignIn, url.Values{"key": {"lnp_customer"}})
 	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 	assert.Contains(t, body, "Too many sign-in attempts")
