@@ -16,6 +16,11 @@ func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
 	cfg := webui.Config{Secure: s.tls != nil || s.f.secureCookies, Logger: s.log}
 	if s.acc != nil {
 		cfg.Customer = s.acc.realm()
+		// Accounts in PostgreSQL keep the sessions there too, for every
+		// node of the store: a bbolt store is one node's.
+		if shared, ok := s.acc.store.(webui.SessionStore); ok {
+			cfg.Store = shared
+		}
 	}
 	if s.keys.admin != nil {
 		cfg.Admin = adminRealm(s.keys.admin)

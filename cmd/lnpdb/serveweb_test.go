@@ -3,18 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
@@ -166,4 +170,92 @@ func (j *plainJar) Cookies(*url.URL) []*http.Cookie {
 		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
 	}
 	return out
+}
+
+// TestServeWebSessionsShared: with the accounts in PostgreSQL, two nodes
+// of one store share the web sessions: a browser signed in on one is
+// signed in on the other, its form's CSRF token holds on both, and its
+// sign-out on one, or its key revoked on one, ends it on both at once.
+func TestServeWebSessionsShared(t *testing.T) {
+	dsn := testpg.New(t)
+	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Acme"))
+	key := strings.TrimSpace(mustRun(t, "key", "new", "--accounts", dsn, "--account", id))
+	var bases [2]string
+	for i := range bases {
+		s := startServe(t, "--db", testdb.Build(t, lnpdb.Sample()), "--accounts", dsn, "--addr", "127.0.0.1:0", "--access-log=false")
+		bases[i] = s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	}
+	// One browser, one cookie, whichever node a request reaches: as
+	// behind a balancer (the jar keeps cookies by host name, which the
+	// two nodes share: 127.0.0.1).
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(base, path string) (int, string) {
+		t.Helper()
+		res, err := c.Get(base + path)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	post := func(base, path string, form url.Values) int {
+		t.Helper()
+		res, err := c.PostForm(base+path, form)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+	res, body, err := testweb.SignIn(c, bases[0], webui.AccountSignIn, key)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
+	code, body := get(bases[1], webui.AccountHome)
+	require.Equal(t, http.StatusOK, code, "the session made on node 0 is served by node 1")
+	assert.Contains(t, body, id)
+	m := csrf.FindStringSubmatch(body)
+	require.NotNil(t, m)
+	// A key made on node 1 with the token node 1 showed, its flash shown
+	// on node 0.
+	require.Equal(t, http.StatusCreated, post(bases[1], "/account/keys", url.Values{"csrf": {m[1]}, "label": {"second"}}))
+	_, body = get(bases[0], "/account/keys")
+	second := regexp.MustCompile(`<code>(key_[a-z2-7]+)</code></td>\s*<td class="label">second`).FindStringSubmatch(body)
+	require.NotNil(t, second, body)
+	require.Equal(t, http.StatusSeeOther, post(bases[0], "/account/keys/"+second[1]+"/revoke", url.Values{"csrf": {m[1]}}))
+	_, body = get(bases[1], "/account/keys")
+	assert.Contains(t, body, "Key "+second[1]+" is revoked", "the notice set on node 0, shown on node 1")
+
+	// Sign out on node 1: node 0 refuses the cookie at once.
+	require.Equal(t, http.StatusSeeOther, post(bases[1], webui.SignOutPath, url.Values{"csrf": {m[1]}}))
+	// The cookie as it was, replayed.
+	var old *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == "lnpdb_session" {
+			old = ck
+		}
+	}
+	require.NotNil(t, old)
+	for _, base := range bases {
+		req, _ := http.NewRequest(http.MethodGet, base+webui.AccountHome, nil)
+		req.AddCookie(old)
+		r, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		r.Body.Close()
+		assert.Equal(t, http.StatusSeeOther, r.StatusCode, "%s: signed out", base)
+	}
+
+	// Key revocation on one node (the operator's command here) ends the
+	// sessions on both.
+	res, body, err = testweb.SignIn(c, bases[1], webui.AccountSignIn, key)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
+	code, _ = get(bases[0], webui.AccountHome)
+	require.Equal(t, http.StatusOK, code)
+	keyID := regexp.MustCompile(`(key_[a-z2-7]+)`).FindString(mustRun(t, "key", "list", "--accounts", dsn, "--account", id))
+	mustRun(t, "key", "revoke", "--accounts", dsn, "--account", id, "--key", keyID)
+	for _, base := range bases {
+		require.Eventually(t, func() bool { code, _ := get(base, webui.AccountHome); return code == http.StatusSeeOther },
+			10*time.Second, 20*time.Millisecond, "%s: the revoked key's session ends", base)
+	}
 }

@@ -74,11 +74,16 @@
 // holds enough keys keep every other customer out, while an eviction costs
 // its holder one more sign-in.
 //
-// Sessions are kept in this process's memory. A session is a convenience
-// for a person at a browser, not state worth a store round trip per page:
-// with several nodes behind one name, route the web interface to one node
-// (or by cookie); a node's restart signs its browsers out, nothing more.
-// The alternative — sessions in the accounts store — would put a store
-// write on every page view, and the console of a keys-file deployment has
-// no store at all.
+// Sessions are kept in this process's memory, unless [Config.Store] keeps
+// them where every node sees them (lnpdb serve does so when its accounts
+// are in PostgreSQL: billing's table web_sessions). Then a session made on
+// one node is served by any, and its end on one — sign-out, its key
+// revoked here — is its end on every node at once; each request reads the
+// store once and writes it at most once a minute (the session's last use),
+// and MaxSessions does not apply (sessions idle past IdleTimeout are
+// deleted at each sign-in). The CSRF token is derived from the cookie, so
+// that no node needs to store it. In memory, a node's restart signs its
+// browsers out, and several nodes behind one name need the web interface
+// routed to one node (or by cookie); the console of a keys-file
+// deployment, which has no store, is such a case.
 package webui

@@ -68,6 +68,8 @@ type Session struct {
 
 	mu    sync.Mutex
 	flash string
+
+	shared *sharedSessions // nil: in this process's memory
 }
 
 // CSRF returns the session's CSRF token, which every state-changing form
@@ -79,14 +81,38 @@ func (s *Session) SetFlash(msg string) {
 	s.mu.Lock()
 	s.flash = msg
 	s.mu.Unlock()
+	if s.shared != nil {
+		s.shared.setFlash(s, msg)
+	}
 }
 
 func (s *Session) popFlash() string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	f := s.flash
 	s.flash = ""
+	s.mu.Unlock()
+	if f != "" && s.shared != nil {
+		s.shared.setFlash(s, "")
+	}
 	return f
+}
+
+// csrfOf is the CSRF token of the session of cookie: derived from the
+// cookie, so that whichever node serves the session knows it without
+// storing it, and a store's reader, who has the cookie's hash only, does
+// not.
+func csrfOf(cookie string) string {
+	h := sha256.Sum256([]byte("lnpdb csrf\x00" + cookie))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// table is where a UI keeps its sessions: this process's memory
+// (sessions) or a store every node shares (sharedSessions).
+type table interface {
+	create(role Role, id Identity, now time.Time) (string, *Session, error)
+	get(cookie string, now time.Time) *Session
+	end(s *Session)
+	endKey(h [32]byte)
 }
 
 // sessions is the in-memory session table, by the SHA-256 of the cookie.
@@ -121,9 +147,9 @@ func token() string {
 const tokenLen = 43
 
 // create makes a session with a new id and returns the cookie's value.
-func (st *sessions) create(role Role, id Identity, now time.Time) (string, *Session) {
+func (st *sessions) create(role Role, id Identity, now time.Time) (string, *Session, error) {
 	cookie := token()
-	s := &Session{Role: role, Identity: id, Created: now, id: sha256.Sum256([]byte(cookie)), csrf: token(), seen: now}
+	s := &Session{Role: role, Identity: id, Created: now, id: sha256.Sum256([]byte(cookie)), csrf: csrfOf(cookie), seen: now}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.sweep(now)
@@ -136,7 +162,7 @@ func (st *sessions) create(role Role, id Identity, now time.Time) (string, *Sess
 	st.m[s.id] = s
 	s.el = st.lru.PushBack(s)
 	st.byKey[id.KeyHash] = append(st.byKey[id.KeyHash], s)
-	return cookie, s
+	return cookie, s, nil
 }
 
 // get returns the live session of cookie, nil for none, and marks it seen.

@@ -94,15 +94,20 @@ type Config struct {
 	// ends the session unused the longest. MaxSessionsPerKey bounds one
 	// key's sessions: a sign-in past it ends the key's oldest.
 	MaxSessions, MaxSessionsPerKey int
-	Logger                         *slog.Logger
-	Now                            func() time.Time
+	// Store, when set, keeps the sessions where every node sees them
+	// (MaxSessions then does not apply); nil keeps them in this
+	// process's memory.
+	Store  SessionStore
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // UI is the web interface: an http.Handler for the paths [Owns] reports.
 type UI struct {
 	cfg      Config
 	mux      *http.ServeMux
-	sessions *sessions
+	sessions *sessions // in memory, without Config.Store
+	table    table     // where the sessions are: sessions, or the store
 	limiter  *ratelimit.MemoryLimiter
 	layout   *template.Template
 	signIn   *Template
@@ -148,6 +153,10 @@ func New(cfg Config) (*UI, error) {
 		sessions: newSessions(cfg.IdleTimeout, cfg.MaxAge, cfg.MaxSessions, cfg.MaxSessionsPerKey),
 		limiter:  ratelimit.NewMemoryLimiter(time.Minute, cfg.Now),
 		layout:   layout,
+	}
+	u.table = u.sessions
+	if cfg.Store != nil {
+		u.table = &sharedSessions{store: cfg.Store, idle: cfg.IdleTimeout, maxAge: cfg.MaxAge, perKey: cfg.MaxSessionsPerKey, log: cfg.Logger}
 	}
 	if u.signIn, err = u.Template(nil, files, "templates/signin.html"); err != nil {
 		return nil, err
@@ -383,12 +392,12 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) *Session {
 	if err != nil {
 		return nil
 	}
-	s := u.sessions.get(c.Value, u.cfg.Now())
+	s := u.table.get(c.Value, u.cfg.Now())
 	if s == nil {
 		return nil
 	}
 	if realm := u.realm(s.Role); realm == nil || !realm.Valid(s.Identity) {
-		u.sessions.end(s)
+		u.table.end(s)
 		u.setCookie(w, r, "", -1)
 		return nil
 	}
@@ -509,11 +518,16 @@ func (u *UI) signInPost(w http.ResponseWriter, r *http.Request, role Role) {
 	// Whatever session the browser had ends: a new id is made at every
 	// sign-in, so an id planted before it is never signed in.
 	if c, err := r.Cookie(u.cookieName(r)); err == nil {
-		if old := u.sessions.get(c.Value, u.cfg.Now()); old != nil {
-			u.sessions.end(old)
+		if old := u.table.get(c.Value, u.cfg.Now()); old != nil {
+			u.table.end(old)
 		}
 	}
-	cookie, _ := u.sessions.create(role, id, u.cfg.Now())
+	cookie, _, err := u.table.create(role, id, u.cfg.Now())
+	if err != nil {
+		u.cfg.Logger.Error("web sign-in: the session could not be kept", "role", role.String(), "error", err)
+		u.signInForm(w, r, role, http.StatusServiceUnavailable, "The sign-in could not be completed; the failure has been logged. Try again in a moment.")
+		return
+	}
 	u.setCookie(w, r, cookie, int(u.cfg.MaxAge/time.Second))
 	Redirect(w, r, homePath(role))
 }
@@ -528,7 +542,7 @@ func (u *UI) signOut(w http.ResponseWriter, r *http.Request) {
 		u.Message(w, r, http.StatusForbidden, "Refused", why)
 		return
 	}
-	u.sessions.end(s)
+	u.table.end(s)
 	u.setCookie(w, r, "", -1)
 	Redirect(w, r, signInPath(s.Role))
 }
@@ -536,7 +550,7 @@ func (u *UI) signOut(w http.ResponseWriter, r *http.Request) {
 // EndSessionsOf ends every session signed in with the key of hash h (its
 // key was revoked here: the sessions would end at their next request
 // anyway).
-func (u *UI) EndSessionsOf(h [32]byte) { u.sessions.endKey(h) }
+func (u *UI) EndSessionsOf(h [32]byte) { u.table.endKey(h) }
 
 // ServeHTTP implements http.Handler: the security headers, then the page.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
