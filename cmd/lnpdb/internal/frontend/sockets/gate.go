@@ -25,8 +25,16 @@ type Limits struct {
 	// Allow, when not nil, admits a connection only from the sources it
 	// accepts; any other is closed at accept, before a byte is read.
 	Allow func(netip.Addr) bool
+	// PerSource caps the connections open at once from one remote address,
+	// so that one client cannot take every place of MaxConns (and with
+	// them the health checks' connections); a connection beyond it is
+	// closed at accept. 0: no per-address cap.
+	PerSource int
+	// Shared, when not nil, exempts the sources it accepts from PerSource:
+	// the reverse proxies every client's connections arrive through.
+	Shared func(netip.Addr) bool
 	// Dropped, when not nil, is called for every connection closed at
-	// accept, with why: [DropDenied] or [DropFull].
+	// accept, with why: [DropDenied], [DropFull] or [DropPerSource].
 	Dropped func(why string)
 	// Logger takes accept errors (at most one line a second); nil: none.
 	Logger *slog.Logger
@@ -34,8 +42,9 @@ type Limits struct {
 
 // Why a gate closed a connection at accept.
 const (
-	DropDenied = "denied" // the source is outside Limits.Allow
-	DropFull   = "full"   // Limits.MaxConns connections were open
+	DropDenied    = "denied"     // the source is outside Limits.Allow
+	DropFull      = "full"       // Limits.MaxConns connections were open
+	DropPerSource = "per_source" // Limits.PerSource connections were open from its address
 )
 
 // Gate admits a TCP front end's connections under its Limits. It keeps
@@ -51,6 +60,9 @@ type Gate struct {
 	open  atomic.Int64
 	retry Retrier
 	conns Set[*conn]
+
+	mu       sync.Mutex
+	bySource map[netip.Addr]int // open connections per remote address, with PerSource
 }
 
 // NewGate returns a gate enforcing lim.
@@ -115,23 +127,60 @@ func (l *listener) Accept() (net.Conn, error) {
 			continue
 		}
 		pause = 0
-		if g.lim.Allow != nil && !g.lim.Allow(sourceAddr(c.RemoteAddr())) {
+		src := sourceAddr(c.RemoteAddr())
+		if g.lim.Allow != nil && !g.lim.Allow(src) {
 			g.drop(DropDenied) // counted before the client can see the close
+			c.Close()
+			continue
+		}
+		if !g.takeSource(src) {
+			g.drop(DropPerSource)
 			c.Close()
 			continue
 		}
 		if n := g.open.Add(1); g.lim.MaxConns > 0 && n > int64(g.lim.MaxConns) {
 			g.open.Add(-1)
+			g.giveSource(src)
 			g.drop(DropFull)
 			c.Close()
 			continue
 		}
-		gc := &conn{Conn: c, g: g}
+		gc := &conn{Conn: c, g: g, src: src}
 		if !g.conns.Add(gc, nil) {
 			gc.Close() // after Close
 			continue
 		}
 		return gc, nil
+	}
+}
+
+// takeSource counts one more connection from src and reports whether it
+// is within Limits.PerSource.
+func (g *Gate) takeSource(src netip.Addr) bool {
+	if g.lim.PerSource <= 0 || (g.lim.Shared != nil && g.lim.Shared(src)) {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.bySource[src] >= g.lim.PerSource {
+		return false
+	}
+	if g.bySource == nil {
+		g.bySource = make(map[netip.Addr]int)
+	}
+	g.bySource[src]++
+	return true
+}
+
+// giveSource gives back a connection takeSource counted.
+func (g *Gate) giveSource(src netip.Addr) {
+	if g.lim.PerSource <= 0 || (g.lim.Shared != nil && g.lim.Shared(src)) {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.bySource[src]--; g.bySource[src] <= 0 {
+		delete(g.bySource, src) // the map holds only sources with connections open
 	}
 }
 
@@ -160,6 +209,7 @@ func sourceAddr(a net.Addr) netip.Addr {
 type conn struct {
 	net.Conn
 	g    *Gate
+	src  netip.Addr
 	once sync.Once
 }
 
@@ -186,6 +236,7 @@ func (c *conn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		c.g.open.Add(-1)
+		c.g.giveSource(c.src)
 		c.g.conns.Remove(c)
 	})
 	return err

@@ -83,6 +83,48 @@ func TestGateCap(t *testing.T) {
 	assert.Equal(t, map[string]int{DropFull: 1}, dropped)
 }
 
+// dialFrom dials addr from the loopback address from (127.0.0.2: Linux
+// routes all of 127/8 to the loopback interface).
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Skipf("dialing from %s: %v", from, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestGatePerSource: one address holds at most PerSource of the places,
+// so that another address still gets one while it holds them; a shared
+// source (a trusted proxy) is exempt.
+func TestGatePerSource(t *testing.T) {
+	var mu sync.Mutex
+	dropped := map[string]int{}
+	g := NewGate(Limits{MaxConns: 4, PerSource: 2, Dropped: func(why string) { mu.Lock(); dropped[why]++; mu.Unlock() }})
+	addr := echo(t, g)
+	a1, a2, a3 := dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr)
+	roundTrip(t, a1)
+	roundTrip(t, a2)
+	assert.True(t, closedByServer(t, a3), "a third from one address is closed at accept")
+	b := dialFrom(t, "127.0.0.2", addr)
+	roundTrip(t, b)
+	assert.Equal(t, 3, g.Open())
+	a1.Close()
+	require.Eventually(t, func() bool { return g.Open() == 2 }, 2*time.Second, 5*time.Millisecond, "a closed connection gives its address's place back")
+	roundTrip(t, dialFrom(t, "127.0.0.1", addr))
+	mu.Lock()
+	assert.Equal(t, map[string]int{DropPerSource: 1}, dropped)
+	mu.Unlock()
+
+	shared := NewGate(Limits{MaxConns: 4, PerSource: 1, Shared: func(a netip.Addr) bool { return a.IsLoopback() }})
+	addr = echo(t, shared)
+	for range 3 {
+		roundTrip(t, dialFrom(t, "127.0.0.1", addr))
+	}
+}
+
 func TestGateIdle(t *testing.T) {
 	g := NewGate(Limits{Idle: 150 * time.Millisecond})
 	addr := echo(t, g)
