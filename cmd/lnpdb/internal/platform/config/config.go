@@ -20,9 +20,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Prefix starts the name of every environment variable read.
@@ -113,7 +115,7 @@ func Annotate(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		env := EnvName(f.Name)
 		switch {
-		case isFileForm(f): // read through its secret's variables
+		case isFileForm(f), isAlias(f): // read through its secret's (or its new name's) variables
 		case IsSecret(f):
 			f.Usage += fmt.Sprintf(" [env %s or %s%s]", env, env, FileSuffix)
 		default:
@@ -134,8 +136,8 @@ func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 	sort.Strings(names)
 	for _, name := range names {
 		f := fs.Lookup(name)
-		if isFileForm(f) {
-			continue // read through its secret's variables
+		if isFileForm(f) || isAlias(f) {
+			continue // read through its secret's (or its new name's) variables
 		}
 		if IsSecret(f) && set[name] && set[name+fileFlagSuffix] {
 			errs = append(errs, fmt.Errorf("%w: --%s and --%s%s", ErrConflict, name, name, fileFlagSuffix))
@@ -161,13 +163,94 @@ func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 			continue
 		}
 		if err := fs.Set(name, v); err != nil {
-			// The flag package's message quotes the value: a secret's is
-			// left out.
-			if IsSecret(f) {
+			// The flag package's message quotes the value ("parse
+			// error" says nothing more): a secret's is left out, and the
+			// form the flag takes is said.
+			switch want := Form(f); {
+			case IsSecret(f):
 				err = errors.New("invalid value")
+			case want != "":
+				err = fmt.Errorf("%q is not %s", v, want)
 			}
 			errs = append(errs, fmt.Errorf("%s: %w", env, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Form says what a value of f looks like, for an error about a bad one:
+// "a duration such as 5s or 1m30s"; "" for a string or a form of its own.
+func Form(f *flag.Flag) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "a duration such as 5s or 1m30s"
+	case bool:
+		return "true or false"
+	case int, int64:
+		return "a whole number such as 10"
+	case uint, uint64:
+		return "a whole number of at least 0"
+	case float64:
+		return "a number such as 0.5"
+	}
+	return ""
+}
+
+// Alias defines old as the former name of the flag name, which fs must
+// already define: setting --old sets --name and writes a warning to w,
+// once; the environment is read under name's variable only (LNPDB_OLD may
+// mean something else to another command). For a flag renamed because
+// its name meant two things; the old name is kept for one release.
+func Alias(fs *flag.FlagSet, old, name string, w io.Writer) {
+	f := fs.Lookup(name)
+	fs.Var(&alias{Value: f.Value, old: old, name: name, w: w}, old, "former name of --"+name+", deprecated")
+}
+
+type alias struct {
+	flag.Value
+	old, name string
+	w         io.Writer
+	warned    bool
+}
+
+func (a *alias) Set(v string) error {
+	if !a.warned {
+		a.warned = true
+		fmt.Fprintf(a.w, "lnpdb: --%s is deprecated and will be removed: use --%s (%s)\n", a.old, a.name, EnvName(a.name))
+	}
+	return a.Value.Set(v)
+}
+
+func isAlias(f *flag.Flag) bool {
+	_, ok := f.Value.(*alias)
+	return ok
+}
+
+// Unknown returns the LNPDB_* variables of environ (os.Environ's form)
+// that no flag of fs reads: a misspelt one (LNPDB_ADRR) would otherwise be
+// ignored without a word. Names only, sorted; never a value.
+func Unknown(fs *flag.FlagSet, environ []string) []string {
+	known := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if isFileForm(f) || isAlias(f) {
+			return
+		}
+		known[EnvName(f.Name)] = true
+		if IsSecret(f) {
+			known[EnvName(f.Name)+FileSuffix] = true
+		}
+	})
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, Prefix) && !known[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

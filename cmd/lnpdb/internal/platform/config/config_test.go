@@ -133,3 +133,49 @@ func TestSecretNeverPrinted(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), pw)
 }
+
+// TestApplyNamesTheForm: a variable that does not parse is refused naming
+// the form its flag takes, not the flag package's "parse error".
+func TestApplyNamesTheForm(t *testing.T) {
+	_, err := parse(t, map[string]string{"LNPDB_WATCH": "5", "LNPDB_ACCESS_LOG": "sometimes"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `LNPDB_WATCH: "5" is not a duration such as 5s`)
+	assert.Contains(t, err.Error(), `LNPDB_ACCESS_LOG: "sometimes" is not true or false`)
+	assert.NotContains(t, err.Error(), "parse error")
+}
+
+// TestUnknown: an LNPDB_ variable no flag reads is named; the flags'
+// variables, a secret's _FILE form and other variables are not.
+func TestUnknown(t *testing.T) {
+	fs, _ := newSet()
+	got := Unknown(fs, []string{"LNPDB_ADRR=x", "LNPDB_ADDR=y", "LNPDB_UPDATES_LOG_FILE=/f", "LNPDB_WATCH=1s", "HOME=/root", "LNPDB_ADDR_FILE=z"})
+	assert.Equal(t, []string{"LNPDB_ADDR_FILE", "LNPDB_ADRR"}, got)
+}
+
+// TestAlias: the former name sets the flag and warns once; its variable
+// is not read (it may mean something else to another command), the new
+// name's is.
+func TestAlias(t *testing.T) {
+	newAliased := func() (*flag.FlagSet, *float64, *bytes.Buffer) {
+		var share float64
+		var warn bytes.Buffer
+		fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Float64Var(&share, "messaging-share", 0.1, "share")
+		Alias(fs, "messaging", "messaging-share", &warn)
+		Annotate(fs)
+		return fs, &share, &warn
+	}
+	fs, share, warn := newAliased()
+	require.NoError(t, fs.Parse([]string{"--messaging", "0.5", "--messaging", "0.25"}))
+	assert.Equal(t, 0.25, *share)
+	assert.Equal(t, 1, bytes.Count(warn.Bytes(), []byte("deprecated")), warn.String())
+	assert.Contains(t, warn.String(), "--messaging-share")
+
+	fs, share, _ = newAliased()
+	require.NoError(t, fs.Parse(nil))
+	env := map[string]string{"LNPDB_MESSAGING": "true", "LNPDB_MESSAGING_SHARE": "0.75"}
+	require.NoError(t, Apply(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	assert.Equal(t, 0.75, *share)
+	assert.Equal(t, []string{"LNPDB_MESSAGING"}, Unknown(fs, []string{"LNPDB_MESSAGING=true"}), "the former name reads no variable")
+}
