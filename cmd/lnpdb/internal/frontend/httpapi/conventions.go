@@ -49,7 +49,10 @@ type ConventionsConfig struct {
 //   - the client's address from X-Forwarded-For, and from
 //     X-Forwarded-Proto: https the request's URL.Scheme "https" (the
 //     client reached the proxy over TLS), for a request that came through
-//     one of the trusted proxies.
+//     one of the trusted proxies;
+//   - 400 and the connection closed for every request of a connection that
+//     carried one with both Content-Length and Transfer-Encoding (see
+//     [FramingListener]).
 func Conventions(next http.Handler, cfg ConventionsConfig) (http.Handler, error) {
 	// The fastest level: JSON compresses well at any level, and a bulk
 	// answer of 300 KB at the default level costs more than its lookups.
@@ -96,6 +99,11 @@ var (
 )
 
 func (c *conventions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if ambiguousFraming(r) {
+		w.Header()["Connection"] = []string{"close"} // net/http closes after the answer
+		writeError(w, errAmbiguousFraming)
+		return
+	}
 	if len(c.trusted) > 0 {
 		if forwardedHTTPS(r, c.trusted) {
 			r.URL.Scheme = "https"
