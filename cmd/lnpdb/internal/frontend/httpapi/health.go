@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -36,11 +37,10 @@ type readyBody struct {
 	// Status is "ready" (200) or "not ready" (503).
 	Status string        `json:"status"`
 	Checks []checkResult `json:"checks"`
+	// Warnings name what was asked and could not be done: an exclude of
+	// a check this server does not run.
+	Warnings []string `json:"warnings,omitempty"`
 }
-
-var errUnknownCheck = &apiError{http.StatusBadRequest, errorBody{
-	"Invalid request", CodeInvalidRequest,
-	"exclude names a check this server does not run: see the names in GET /readyz's checks"}}
 
 // healthz answers GET /healthz, without a key: 200 while the process
 // serves HTTP at all (liveness). It asks nothing of the table or the stores:
@@ -57,13 +57,16 @@ func (h *Handler) healthz(w *recorder, _ *http.Request) {
 // body. ?exclude=NAME (repeatable) leaves a check out of the verdict, as
 // Kubernetes' own /readyz does: a store every node shares (Redis, the update
 // log) that is down makes every node not ready at once, which a probe may
-// choose not to act on, since the server keeps answering without it.
+// choose not to act on, since the server keeps answering without it. An
+// exclude of a check this server does not run is, as in Kubernetes, no
+// error but a warning in the body: one probe serves nodes with and without
+// Redis.
 func (h *Handler) readyz(w *recorder, r *http.Request) {
 	exclude := r.URL.Query()["exclude"]
+	var warnings []string
 	for _, name := range exclude {
 		if name != "table" && !slices.ContainsFunc(h.ready, func(c Check) bool { return c.Name == name }) {
-			writeError(w, errUnknownCheck)
-			return
+			warnings = append(warnings, fmt.Sprintf("exclude=%q names no check this server runs", name))
 		}
 	}
 	results := make([]checkResult, 1+len(h.ready))
@@ -84,7 +87,7 @@ func (h *Handler) readyz(w *recorder, r *http.Request) {
 		})
 	}
 	wg.Wait()
-	body := readyBody{Status: "ready", Checks: results}
+	body := readyBody{Status: "ready", Checks: results, Warnings: warnings}
 	status := http.StatusOK
 	for i := range results {
 		results[i].Excluded = slices.Contains(exclude, results[i].Name)
