@@ -59,6 +59,9 @@ type AdminConfig struct {
 	Tables TableSource
 	// Keys authenticates admin keys; lookup keys do not belong here.
 	Keys auth.KeyStore
+	// LookupKeys, when set, are the server's lookup keys: one of them sent
+	// here is known, and refused as such (403), not as unknown (401).
+	LookupKeys auth.KeyStore
 	// Live compacts the table: in the background when asked, and past
 	// its threshold after each applied batch. Required.
 	Live Live
@@ -75,6 +78,7 @@ type AdminConfig struct {
 type Admin struct {
 	tables TableSource
 	keys   auth.KeyStore
+	lookup auth.KeyStore
 	live   Live
 	updlog UpdateLog
 	log    *slog.Logger
@@ -87,7 +91,7 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	if err := required("AdminConfig", "Tables", cfg.Tables, "Keys", cfg.Keys, "Live", cfg.Live); err != nil {
 		return nil, err
 	}
-	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, live: cfg.Live, updlog: cfg.UpdateLog,
+	a := &Admin{tables: cfg.Tables, keys: cfg.Keys, lookup: cfg.LookupKeys, live: cfg.Live, updlog: cfg.UpdateLog,
 		log: cfg.Logger, access: cfg.AccessLog, mux: newRoutes()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -102,6 +106,10 @@ func NewAdmin(cfg AdminConfig) (*Admin, error) {
 	a.routeTable() // GET /admin/v1/table, tablefile.go
 	return a, nil
 }
+
+var errNotAdminKey = &apiError{http.StatusForbidden, errorBody{
+	"Forbidden", CodeForbidden,
+	"The API key is a lookup key; the admin API takes admin keys (--admin-keys)"}}
 
 var errAdminMethod = &apiError{http.StatusMethodNotAllowed, errorBody{
 	"Method not allowed", CodeMethodNotAllowed, "This endpoint takes POST"}}
@@ -134,6 +142,13 @@ func (a *Admin) authorize(w *recorder, r *http.Request) bool {
 	}
 	key, ok := a.keys.Authenticate(tok)
 	if !ok {
+		if a.lookup != nil {
+			if k, known := a.lookup.Authenticate(tok); known {
+				w.keyID = k.ID()
+				writeError(w, errNotAdminKey)
+				return false
+			}
+		}
 		w.Header()["Www-Authenticate"] = hdrBearer
 		writeError(w, errInvalidKey)
 		return false

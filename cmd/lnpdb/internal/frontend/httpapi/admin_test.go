@@ -55,7 +55,7 @@ func newAdminServerWith(t *testing.T, tables *Table, log UpdateLog) *adminServer
 	lv, err := live.Start(live.Config{DB: db})
 	require.NoError(t, err)
 	t.Cleanup(lv.Stop)
-	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), Live: lv, UpdateLog: log, Logger: slog.New(slog.DiscardHandler)})
+	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), LookupKeys: testKeys(), Live: lv, UpdateLog: log, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/admin/") {
@@ -172,8 +172,10 @@ func TestAdminKeys(t *testing.T) {
 		assert.Equal(t, `Bearer realm="lnpdb"`, r.Header.Get("WWW-Authenticate"))
 		r = s.do(t, http.MethodPost, path, body, "Content-Type", "text/csv", "Authorization", "Bearer lnp_wrongwrongwrongwrongwrongwrongwr")
 		checkErrorBody(t, r, http.StatusUnauthorized, CodeInvalidAPIKey)
+		// A lookup key is known: refused as not an admin key, not as unknown.
 		r = s.do(t, http.MethodPost, path, body, "Content-Type", "text/csv", "Authorization", "Bearer "+testKey)
-		checkErrorBody(t, r, http.StatusUnauthorized, CodeInvalidAPIKey)
+		checkErrorBody(t, r, http.StatusForbidden, CodeForbidden)
+		assert.Empty(t, r.Header.Get("WWW-Authenticate"), "the key was read; another would not help")
 	}
 	assert.Equal(t, 0, s.db.PendingUpdates(), "nothing applied without an admin key")
 

@@ -35,6 +35,8 @@ const (
 	CodeInsufficientStorage  = "INSUFFICIENT_STORAGE"
 	CodeStorageUnavailable   = "STORAGE_UNAVAILABLE"
 	CodeIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
+	// Admin API only: a known key that is not an admin key (403).
+	CodeForbidden = "FORBIDDEN"
 )
 
 // errorBody is the body of every error response (CONTRACT §6).

@@ -115,7 +115,7 @@ func TestAdminTable(t *testing.T) {
 func TestAdminTableNeedsAdminKey(t *testing.T) {
 	s, _ := tableServer(t)
 	checkErrorBody(t, s.do(t, http.MethodGet, "/admin/v1/table", ""), http.StatusUnauthorized, CodeMissingAPIKey)
-	checkErrorBody(t, s.do(t, http.MethodGet, "/admin/v1/table", "", "Authorization", "Bearer "+testKey), http.StatusUnauthorized, CodeInvalidAPIKey)
+	checkErrorBody(t, s.do(t, http.MethodGet, "/admin/v1/table", "", "Authorization", "Bearer "+testKey), http.StatusForbidden, CodeForbidden)
 	checkErrorBody(t, s.do(t, http.MethodPost, "/admin/v1/table", "", "Authorization", "Bearer "+adminKey), http.StatusMethodNotAllowed, CodeMethodNotAllowed)
 }
 
