@@ -32,7 +32,7 @@ func accessRecord(rec *recorder, r *http.Request, end time.Time, d time.Duration
 }
 
 // appendAccessJSON appends accessRecord's line as slog.NewJSONHandler(w,
-// nil) writes it, byte for byte, when every string in it is plain
+// LogOptions(nil)) writes it, byte for byte, when every string in it is plain
 // printable ASCII and the year has four digits, as in nearly every request;
 // otherwise it returns false, and the line goes through slog, whose
 // escaping is its own. slog's generic encoding (attributes, escaping, a
@@ -57,9 +57,9 @@ func appendAccessJSON(b []byte, rec *recorder, r *http.Request, end time.Time, d
 	b = append(b, path...)
 	b = append(b, `","status":`...)
 	b = strconv.AppendInt(b, int64(rec.status), 10)
-	b = append(b, `,"duration":`...)
-	b = strconv.AppendInt(b, int64(d), 10)
-	b = append(b, `,"bytes":`...)
+	b = append(b, `,"duration":"`...)
+	b = append(b, d.String()...) // as LogOptions writes it
+	b = append(b, `","bytes":`...)
 	b = strconv.AppendInt(b, int64(rec.bytes), 10)
 	b = append(b, `,"key":"`...)
 	b = append(b, rec.keyID...)
@@ -87,4 +87,19 @@ func plainASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// LogOptions are the options of the server's log handlers, text and JSON:
+// records below level (nil: info) are left out, and a duration is written
+// as Go writes it, "1.5s" or "250µs", in JSON as in text, rather than as
+// slog's JSON count of nanoseconds, which no reader takes for a time.
+func LogOptions(level slog.Leveler) *slog.HandlerOptions {
+	return &slog.HandlerOptions{Level: level, ReplaceAttr: durationText}
+}
+
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

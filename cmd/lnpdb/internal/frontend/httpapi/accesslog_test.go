@@ -44,7 +44,7 @@ func FuzzAccessLogJSON(f *testing.F) {
 		got, ok := appendAccessJSON([]byte("kept"), rec, r, end, d)
 		var want bytes.Buffer
 		want.WriteString("kept")
-		require.NoError(t, slog.NewJSONHandler(&want, nil).Handle(context.Background(), accessRecord(rec, r, end, d)))
+		require.NoError(t, slog.NewJSONHandler(&want, LogOptions(nil)).Handle(context.Background(), accessRecord(rec, r, end, d)))
 		if ok {
 			require.Equal(t, want.String(), string(got))
 		} else {

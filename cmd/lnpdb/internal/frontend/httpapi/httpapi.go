@@ -54,7 +54,7 @@ type Config struct {
 	// and the key id (the first 8 hex digits of the key's hash).
 	AccessLog bool
 	// AccessLogTo, when set, receives the access log instead of Logger:
-	// one JSON object per line, as slog.NewJSONHandler(AccessLogTo, nil)
+	// one JSON object per line, as slog.NewJSONHandler(AccessLogTo, LogOptions(nil))
 	// writes the record, written without slog's generic encoding for the
 	// requests whose strings are plain ASCII (nearly all). Each line comes
 	// in one Write.
@@ -546,7 +546,7 @@ func (h *Handler) done(rec *recorder, r *http.Request, start time.Time) {
 			return
 		}
 		lr := accessRecord(rec, r, end, d)
-		_ = slog.NewJSONHandler(h.accessTo, nil).Handle(r.Context(), lr)
+		_ = slog.NewJSONHandler(h.accessTo, LogOptions(nil)).Handle(r.Context(), lr)
 		return
 	}
 	if h.log.Enabled(r.Context(), slog.LevelInfo) {
