@@ -19,7 +19,7 @@ import (
 // client is unknown and given as 0.
 func clientAddr(remote string, xff []string, trusted []netip.Prefix) string {
 	ap, err := netip.ParseAddrPort(remote)
-	if err != nil || !isTrusted(ap.Addr().Unmap(), trusted) {
+	if err != nil || !IsTrusted(ap.Addr().Unmap(), trusted) {
 		return remote
 	}
 	reached := remote
@@ -41,7 +41,7 @@ func clientAddr(remote string, xff []string, trusted []netip.Prefix) string {
 				return reached
 			}
 			reached = netip.AddrPortFrom(a, 0).String()
-			if !isTrusted(a, trusted) {
+			if !IsTrusted(a, trusted) {
 				return reached
 			}
 		}
@@ -62,7 +62,8 @@ func forwardedAddr(e string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+// IsTrusted reports whether a is in one of the trusted proxies' networks.
+func IsTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {
 		if p.Contains(a) {
 			return true

@@ -108,7 +108,7 @@ func FuzzClientAddr(f *testing.F) {
 		}
 		ap, err := netip.ParseAddrPort(remote)
 		require.NoError(t, err, "a remote that does not parse is kept")
-		require.True(t, isTrusted(ap.Addr().Unmap(), trusted), "an untrusted remote is kept")
+		require.True(t, IsTrusted(ap.Addr().Unmap(), trusted), "an untrusted remote is kept")
 		c, err := netip.ParseAddrPort(got)
 		require.NoError(t, err, got)
 		assert.Zero(t, c.Port())
