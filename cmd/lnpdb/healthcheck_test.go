@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,4 +50,23 @@ func TestHealthcheck(t *testing.T) {
 
 	got, _, _ = runCmd(t, "healthcheck", url, url)
 	assert.Equal(t, 2, got)
+}
+
+// TestHealthcheckFollowsAddr: without a URL, healthcheck asks the server
+// serve's LNPDB_ADDR puts it on, a wildcard host on loopback.
+func TestHealthcheckFollowsAddr(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Setenv("LNPDB_ADDR", "0.0.0.0:"+port)
+	got, out, errs := runCmd(t, "healthcheck")
+	require.Equal(t, 0, got, errs)
+	assert.Equal(t, "http://127.0.0.1:"+port+"/api/v1/status: ok\n", out)
+
+	assert.Equal(t, "http://[::1]:8080/api/v1/status", healthURL("[::]:8080"))
+	assert.Equal(t, "http://127.0.0.1:8080/api/v1/status", healthURL(":8080"))
+	assert.Equal(t, "http://10.0.0.5:9000/api/v1/status", healthURL("10.0.0.5:9000"))
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/history"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/pgschema"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/sdnotify"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/tracing"
 	"github.com/lnpdb/lnpdb/format"
 )
@@ -58,15 +59,21 @@ const (
 	logFlushEvery = 100 * time.Millisecond
 )
 
+// defaultAddr is serve's --addr, where lnpdb healthcheck asks by default.
+const defaultAddr = "127.0.0.1:8080"
+
 // serveFlags are serve's command line, checked.
 type serveFlags struct {
 	dbPath, addr, keysPath, accountsDSN, metricsAddr string
 	accountsSchema                                   string
 	logFormat, adminKeysPath, tlsCert, tlsKey, cors  string
+	logLevel                                         string
+	unknownEnv                                       []string // LNPDB_* variables no flag reads
 	trustedProxies                                   string
 	otlpEndpoint                                     string
 	devKey, accessLog, h2c, webUI, secureCookies     bool
 	limit, compactAt                                 int
+	httpMaxConns, httpPerAddr                        int
 	leaseTTL, watchEvery, accountsTimeout            time.Duration
 	dips                                             *dipFlags
 	redis                                            *redisFlags
@@ -78,14 +85,17 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs := newFlags(e, "serve", "")
 	fs.StringVar(&f.dbPath, "db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	fs.StringVar(&f.addr, "addr", defaultAddr, "`host:port` to listen on")
 	fs.StringVar(&f.keysPath, "keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
 	config.Secret(fs, &f.accountsDSN, "accounts", "", "bill lookups to the accounts of this store `DSN`, whose keys then authenticate: bolt:///path/accounts.db or postgres://… (see lnpdb account)")
 	fs.StringVar(&f.accountsSchema, "accounts-schema", "", "with --accounts postgres://…: keep the store's tables in this PostgreSQL `schema`, created when absent (default: the connection's search_path, normally public)")
 	fs.BoolVar(&f.devKey, "dev-key", false, "also accept a development API key generated now and printed once")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics on this separate `host:port` (default: /metrics on --addr)")
+	fs.IntVar(&f.httpMaxConns, "http-max-conns", 0, fmt.Sprintf("close HTTP connections (--addr and --metrics-addr together) accepted beyond this `number` open at once (default %d, at most half the open-file limit)", httpMaxConns))
+	fs.IntVar(&f.httpPerAddr, "http-max-conns-per-addr", 0, "close HTTP connections accepted beyond this `number` open at once from one remote address, so that no client takes every place and health checks still connect (default: half of --http-max-conns; --trusted-proxies are exempt)")
 	fs.IntVar(&f.limit, "rate-limit", ratelimit.DefaultLimit, "requests per minute for a key without a limit of its own")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log records of this `level` and above: debug, info, warn or error (warn and error leave out the access log)")
 	fs.BoolVar(&f.accessLog, "access-log", true, "log every request (method, path, status, duration, key id)")
 	fs.StringVar(&f.adminKeysPath, "admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
 	fs.IntVar(&f.compactAt, "compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
@@ -113,6 +123,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	if err := parse(e, fs, args); err != nil {
 		return nil, err
 	}
+	f.unknownEnv = config.Unknown(fs, os.Environ())
 	switch {
 	case fs.NArg() != 0:
 		fs.Usage()
@@ -129,8 +140,8 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 		return nil, fmt.Errorf("%w: --lease-ttl must be at least 1s", errUsage)
 	case f.accountsTimeout <= 0 || f.accountsTimeout > writeTimeout/2:
 		return nil, fmt.Errorf("%w: --accounts-timeout must be above 0 and at most %v, half the write timeout, so that an answer paid for is written", errUsage, writeTimeout/2)
-	case f.compactAt < 0 || f.watchEvery < 0:
-		return nil, fmt.Errorf("%w: --compact-at and --watch must not be negative", errUsage)
+	case f.compactAt < 0 || f.watchEvery < 0 || f.httpMaxConns < 0 || f.httpPerAddr < 0:
+		return nil, fmt.Errorf("%w: --compact-at, --watch, --http-max-conns and --http-max-conns-per-addr must not be negative", errUsage)
 	case f.dbPath != "" && f.keysPath == "" && !f.devKey && f.accountsDSN == "":
 		// An exposed server without keys is a mistake; the zero-setup
 		// demo (no --db) gets a development key instead.
@@ -195,6 +206,8 @@ type serveRun struct {
 	redis     func() redislimit.Status // nil without --redis
 	accAdmin  *billing.Admin           // the accounts admin operations; nil without --accounts and --admin-keys
 	servers   []*http.Server
+	// connDropped counts the HTTP connections the gate closed at accept.
+	connDropped *prometheus.CounterVec
 }
 
 func (s *serveRun) onClose(fn func()) { s.closers = append(s.closers, fn) }
@@ -235,8 +248,11 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	s.logOut = httpapi.NewLogWriter(e.stderr, logFlushEvery)
 	s.onClose(func() { s.logOut.Close() })
 	var err error
-	if s.log, err = newServeLog(s.logOut, f.logFormat); err != nil {
+	if s.log, err = newServeLog(s.logOut, f.logFormat, f.logLevel); err != nil {
 		return err
+	}
+	for _, name := range f.unknownEnv {
+		s.log.Warn("no flag of serve reads this environment variable: is it misspelt?", "variable", name)
 	}
 	if s.tls, err = newServeTLS(f.tlsCert, f.tlsKey, s.log); err != nil {
 		return err
@@ -261,8 +277,22 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	if err := f.checkFiles(); err != nil {
 		return err
 	}
-	// A failed accept (descriptors run out) is retried, never fatal.
-	gate := sockets.NewGate(sockets.Limits{MaxConns: sockets.Cap(httpMaxConns, sockets.ShareHTTP), Logger: s.log})
+	// A failed accept (descriptors run out) is retried, never fatal. One
+	// remote address holds at most its share of the places, so that a
+	// client holding idle connections leaves room for the others and for
+	// the health checks.
+	maxConns := orCap(f.httpMaxConns, httpMaxConns, sockets.ShareHTTP)
+	perAddr := f.httpPerAddr
+	if perAddr == 0 {
+		perAddr = max(1, maxConns/2)
+	}
+	s.connDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lnpdb_http_connections_dropped_total",
+		Help: "HTTP connections closed at accept, by reason (full: --http-max-conns reached; per_source: --http-max-conns-per-addr reached from the connection's address)."}, []string{"reason"})
+	gate := sockets.NewGate(sockets.Limits{
+		MaxConns: maxConns, PerSource: perAddr, Logger: s.log,
+		Shared:  func(a netip.Addr) bool { return httpapi.IsTrusted(a, s.proxies) },
+		Dropped: func(why string) { s.connDropped.WithLabelValues(why).Inc() },
+	})
 	for _, a := range []struct{ flag, addr string }{{"--addr", f.addr}, {"--metrics-addr", f.metricsAddr}} {
 		if a.addr == "" {
 			continue
@@ -272,6 +302,11 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 			return fmt.Errorf("%s: %w", a.flag, err)
 		}
 		ln = gate.Listener(ln)
+		if s.tls == nil {
+			// A request framed two ways is answered 400, its connection
+			// closed; over TLS net/http must see its own *tls.Conn.
+			ln = httpapi.FramingListener(ln)
+		}
 		s.onClose(func() { ln.Close() })
 		s.listeners = append(s.listeners, ln)
 	}
@@ -303,6 +338,7 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 	// replacement before it is swapped in: a damaged file is refused,
 	// never served.
 	opened := time.Now()
+	_ = sdnotify.Notify(sdnotify.Status("verifying and opening the table " + path))
 	if s.db, err = format.OpenWriter(path, format.Verify()); err != nil {
 		return writerAdvice(err, "each lnpdb serve needs its own copy of the table (see OPERATIONS, several nodes); stop the other, or let the apply finish")
 	}
@@ -317,6 +353,9 @@ func (s *serveRun) openStores(ctx context.Context, e *env) error {
 		return err
 	}
 	if err := s.metrics.RegisterLogWriter(s.logOut); err != nil {
+		return err
+	}
+	if err := s.reg.Register(s.connDropped); err != nil {
 		return err
 	}
 	if s.acc != nil {
@@ -358,7 +397,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 		Pull:         f.pull.status(),
 		Build:        buildinfo.Read(),
 	}
-	if f.logFormat == "json" {
+	if f.logFormat == "json" && s.log.Enabled(context.Background(), slog.LevelInfo) {
 		cfg.AccessLogTo = s.logOut // the same lines as through s.log, encoded faster
 	}
 	if f.otlpEndpoint != "" {
@@ -470,13 +509,21 @@ func (s *serveRun) withAdmin(h http.Handler) (http.Handler, error) {
 	if s.keys.admin == nil {
 		return h, nil
 	}
+	var lookupKeys auth.KeyStore // a lookup key sent to the admin API is told so
+	switch {
+	case s.acc != nil:
+		lookupKeys = s.acc
+	case s.keys.lookup != nil:
+		lookupKeys = s.keys.lookup
+	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminConfig{
-		Tables:    httpapi.NewTable(s.db),
-		Keys:      s.keys.admin,
-		Live:      s.lv,
-		Logger:    s.log,
-		UpdateLog: s.updateLog(),
-		AccessLog: s.f.accessLog,
+		Tables:     httpapi.NewTable(s.db),
+		Keys:       s.keys.admin,
+		LookupKeys: lookupKeys,
+		Live:       s.lv,
+		Logger:     s.log,
+		UpdateLog:  s.updateLog(),
+		AccessLog:  s.f.accessLog,
 	})
 	if err != nil {
 		return nil, err
@@ -539,9 +586,18 @@ func (s *serveRun) serve(ctx context.Context, e *env) error {
 			errc <- srv.Serve(s.listeners[i])
 		}()
 	}
+	// The table is verified and open, the listeners serve: a Type=notify
+	// unit's start returns now.
+	if err := sdnotify.Notify(sdnotify.Ready); err != nil {
+		s.log.Warn("telling the service manager that serve is ready", "error", err.Error())
+	}
+	wctx, stopWatchdog := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatchdog()
+	go sdnotify.RunWatchdog(wctx, func() bool { return s.selfCheck(wctx) })
 	var err error
 	select {
 	case <-ctx.Done():
+		_ = sdnotify.Notify(sdnotify.Stopping)
 		s.log.Info("shutting down")
 	case err = <-errc: // a listener failed
 	case err = <-s.dips.errc:
@@ -560,6 +616,18 @@ func (s *serveRun) serve(ctx context.Context, e *env) error {
 		err = nil
 	}
 	return err
+}
+
+// selfCheck reports whether the server answers its own status with "ok",
+// over cleartext (over TLS it reports true): what the watchdog's
+// keep-alives vouch for.
+func (s *serveRun) selfCheck(ctx context.Context) bool {
+	if s.tls != nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return checkStatus(ctx, healthURL(s.listeners[0].Addr().String())) == nil
 }
 
 // logRecovery tells the operator what opening the table found and mended.
@@ -590,6 +658,7 @@ func newServer(h http.Handler, log *slog.Logger) *http.Server {
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       httpapi.FramingContext,
 	}
 }
 

@@ -34,7 +34,7 @@ func TestServeLogDropNotice(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			out := &blockedOnce{entered: make(chan struct{}), release: make(chan struct{})}
 			lw := httpapi.NewLogWriter(out, time.Millisecond)
-			log, err := newServeLog(lw, format)
+			log, err := newServeLog(lw, format, "info")
 			require.NoError(t, err)
 			log.Info("first")
 			<-out.entered
@@ -63,6 +63,32 @@ func TestServeLogDropNotice(t *testing.T) {
 			}
 		})
 	}
-	_, err := newServeLog(httpapi.NewLogWriter(&testio.Buffer{}, 0), "xml")
+	_, err := newServeLog(httpapi.NewLogWriter(&testio.Buffer{}, 0), "xml", "info")
 	assert.ErrorIs(t, err, errUsage)
+	_, err = newServeLog(httpapi.NewLogWriter(&testio.Buffer{}, 0), "json", "loud")
+	assert.ErrorIs(t, err, errUsage)
+}
+
+// TestServeLogLevelAndDurations: --log-level leaves out the records below
+// it, and a duration in a JSON line is Go's text of it, not nanoseconds.
+func TestServeLogLevelAndDurations(t *testing.T) {
+	var out testio.Buffer
+	lw := httpapi.NewLogWriter(&out, time.Millisecond)
+	log, err := newServeLog(lw, "json", "warn")
+	require.NoError(t, err)
+	log.Info("left out")
+	log.Warn("kept", "duration", 1500*time.Millisecond)
+	require.NoError(t, lw.Close())
+	assert.NotContains(t, out.String(), "left out")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out.String())), &rec), out.String())
+	assert.Equal(t, "1.5s", rec["duration"])
+
+	out = testio.Buffer{}
+	lw = httpapi.NewLogWriter(&out, time.Millisecond)
+	log, err = newServeLog(lw, "text", "DEBUG")
+	require.NoError(t, err)
+	log.Debug("shown")
+	require.NoError(t, lw.Close())
+	assert.Contains(t, out.String(), "shown")
 }
