@@ -42,6 +42,18 @@ func TestDeployMonitoring(t *testing.T) {
 	b, err := os.ReadFile("../../deploy/grafana/lnpdb.json")
 	require.NoError(t, err)
 	var dash struct {
+		Inputs []struct {
+			Name, Type, PluginID string
+		} `json:"__inputs"`
+		Requires []struct {
+			Type, ID string
+		} `json:"__requires"`
+		Templating struct {
+			List []struct {
+				Type    string
+				Current struct{ Value string }
+			}
+		}
 		Title  string `json:"title"`
 		UID    string `json:"uid"`
 		Panels []struct {
@@ -55,11 +67,27 @@ func TestDeployMonitoring(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &dash), "the dashboard parses as JSON")
 	assert.NotEmpty(t, dash.Title)
 	assert.NotEmpty(t, dash.UID)
+	// Importable (Dashboards → Import): the data source is an input the
+	// importer is asked for, and what the dashboard needs is declared.
+	require.Len(t, dash.Inputs, 1)
+	assert.Equal(t, "datasource", dash.Inputs[0].Type)
+	assert.Equal(t, "prometheus", dash.Inputs[0].PluginID)
+	required := map[string]bool{}
+	for _, r := range dash.Requires {
+		required[r.Type+"/"+r.ID] = true
+	}
+	assert.True(t, required["datasource/prometheus"] && required["grafana/grafana"], "__requires: %v", required)
+	for _, v := range dash.Templating.List {
+		if v.Type == "datasource" {
+			assert.Equal(t, "${"+dash.Inputs[0].Name+"}", v.Current.Value, "the data source variable starts at the input")
+		}
+	}
 	queried := 0
 	for _, p := range dash.Panels {
 		if p.Type == "row" {
 			continue
 		}
+		assert.True(t, required["panel/"+p.Type], "__requires names no panel %q", p.Type)
 		assert.NotEmpty(t, p.Targets, "panel %q has no query", p.Title)
 		for _, q := range p.Targets {
 			names := metricName.FindAllString(q.Expr, -1)
@@ -152,7 +180,7 @@ func TestSystemdUnit(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{"DynamicUser=yes", "ProtectSystem=strict", "StateDirectory=lnpdb", "NoNewPrivileges=yes",
 		"CapabilityBoundingSet=CAP_NET_BIND_SERVICE", "SystemCallFilter=@system-service", "EnvironmentFile=-",
-		"ExecReload=/bin/kill -HUP $MAINPID", "ExecStart=/usr/local/bin/lnpdb serve"} {
+		"ExecReload=/bin/kill -HUP $MAINPID", "ExecStart=/usr/local/bin/lnpdb serve", "Type=notify", "WatchdogSec="} {
 		assert.Contains(t, string(unit), want)
 	}
 	self, err := os.Executable()
@@ -164,18 +192,20 @@ func TestSystemdUnit(t *testing.T) {
 	assert.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify has complaints")
 }
 
-// TestPrometheusRules: deploy/prometheus/lnpdb.rules.yml passes promtool
-// check rules, and its unit tests (lnpdb.rules.test.yml) pass.
+// TestPrometheusRules: the rules in deploy/prometheus pass promtool check
+// rules, named by the glob the documentation uses (which must not take in
+// a test file), and their unit tests (tests/lnpdb.rules.test.yml) pass.
 func TestPrometheusRules(t *testing.T) {
 	if _, err := exec.LookPath("promtool"); err != nil {
 		t.Skip("promtool not found: install Debian's prometheus package to check the alert rules")
 	}
-	check := exec.Command("promtool", "check", "rules", "lnpdb.rules.yml")
-	check.Dir = "../../deploy/prometheus"
-	out, err := check.CombinedOutput()
-	require.NoError(t, err, "promtool check rules: %s", out)
+	rules, err := filepath.Glob("../../deploy/prometheus/*.yml")
+	require.NoError(t, err)
+	require.NotEmpty(t, rules)
+	out, err := exec.Command("promtool", append([]string{"check", "rules"}, rules...)...).CombinedOutput()
+	require.NoError(t, err, "promtool check rules deploy/prometheus/*.yml: %s", out)
 	assert.Contains(t, string(out), "SUCCESS")
-	test := exec.Command("promtool", "test", "rules", "lnpdb.rules.test.yml")
+	test := exec.Command("promtool", "test", "rules", "tests/lnpdb.rules.test.yml")
 	test.Dir = "../../deploy/prometheus"
 	out, err = test.CombinedOutput()
 	require.NoError(t, err, "promtool test rules: %s", out)
