@@ -193,7 +193,12 @@ func parseKeyLine(line string) (Key, error) {
 	hash = strings.TrimSpace(hash)
 	digest, ok := strings.CutPrefix(hash, "sha256:")
 	if !ok {
-		return Key{}, fmt.Errorf("want sha256:<64 hex digits>[,<requests per minute>], got %.20q", line)
+		// The line is never quoted: it may be a key itself, pasted in
+		// by mistake, and this error is logged.
+		if strings.HasPrefix(hash, "lnp_") {
+			return Key{}, errors.New("this line holds an API key itself, not its hash: a keys file holds sha256:<64 hex digits> of each key (lnpdb key new writes it); remove the line, and revoke that key if the file was shared")
+		}
+		return Key{}, errors.New("want sha256:<64 hex digits>[,<requests per minute>]")
 	}
 	var h [32]byte
 	if len(digest) != 64 {

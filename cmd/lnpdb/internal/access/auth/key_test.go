@@ -56,6 +56,20 @@ func TestParseKeysErrors(t *testing.T) {
 	}
 }
 
+// TestParseKeysNeverQuotesAKey: a key pasted into a keys file is named as
+// such, and no part of it is in the error, which reloads log.
+func TestParseKeysNeverQuotesAKey(t *testing.T) {
+	key := NewKey()
+	for _, line := range []string{key, "  " + key + ",100", "x" + key} {
+		_, err := ParseKeys(strings.NewReader(line+"\n"), "keys.txt")
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), key[:8], "no part of the line is quoted")
+		assert.NotContains(t, err.Error(), key[len(key)-8:])
+	}
+	_, err := ParseKeys(strings.NewReader(key+"\n"), "keys.txt")
+	assert.Contains(t, err.Error(), "keys.txt:1: this line holds an API key itself")
+}
+
 func TestNewKey(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
