@@ -147,7 +147,17 @@ func openArg(e *env, name string, args []string) (*format.DB, error) {
 	// The table file alone: a damaged journal is not a damaged table
 	// (lnpdb journal check covers the journal), and inspecting changes
 	// nothing.
-	return format.Open(*path, format.IgnoreJournal())
+	db, err := format.Open(*path, format.IgnoreJournal())
+	return db, namingFile(*path, err)
+}
+
+// namingFile returns err naming the file at path, unless it does already
+// or is nil.
+func namingFile(path string, err error) error {
+	if err == nil || strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 func runInspect(ctx context.Context, e *env, args []string) error {
@@ -187,7 +197,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	defer db.Close()
 	start := time.Now()
 	if err := db.Verify(); err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitError{code: 1, err: namingFile(db.Info().Path, err)}
 	}
 	info := db.Info()
 	fmt.Fprintf(e.stdout, "%s: ok (%d sections, %s, %d ported numbers, verified in %s)\n",

@@ -47,6 +47,7 @@ func TestBuildInspectVerify(t *testing.T) {
 	code, _, errs = runCmd(t, "verify", "--db", bad)
 	assert.Equal(t, 1, code, "verify exits 1 on corruption")
 	assert.Contains(t, errs, "corrupt")
+	assert.Contains(t, errs, bad, "the error names the file")
 }
 
 func TestBuildErrors(t *testing.T) {
