@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,8 +59,16 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		}
 		total, pending = total+n, p
 	}
-	fmt.Fprintf(e.stdout, "applied %d updates in %s; %d numbers pending compaction\n", total, time.Since(start).Round(time.Millisecond), pending)
+	fmt.Fprintf(e.stdout, "applied %s in %s; %s pending compaction\n", counted(total, "update", "updates"), time.Since(start).Round(time.Millisecond), counted(pending, "number", "numbers"))
 	return nil
+}
+
+// counted is n with the noun's singular or plural: "1 update", "2 updates".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // writerAdvice adds to err, when another process has the table open for

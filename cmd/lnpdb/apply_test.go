@@ -98,7 +98,7 @@ func TestApplyRefusesTableOnSharedLog(t *testing.T) {
 
 	code, out, errs := runCmd(t, "apply", "--db", table, "--outside-log", feed)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "applied 1 updates")
+	assert.Contains(t, out, "applied 1 update in")
 }
 
 // TestApplyFeedIsOneUnit: a feed of more updates than one batch whose last
@@ -166,7 +166,7 @@ func TestApplyCompressed(t *testing.T) {
 	require.NoError(t, os.WriteFile(zst, zw.EncodeAll([]byte(feed), nil), 0o644))
 	code, out, errs := runCmd(t, "apply", "--db", table, zst)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "applied 1 updates")
+	assert.Contains(t, out, "applied 1 update in")
 
 	var z bytes.Buffer
 	gw := gzip.NewWriter(&z)
