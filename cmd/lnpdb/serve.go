@@ -565,8 +565,15 @@ func (s *serveRun) serve(ctx context.Context, e *env) error {
 		base = "https://" + ln.Addr().String()
 	}
 	info := s.db.Info()
+	// keys: how many keys authenticate lookups, the development key among
+	// them; with an accounts store (the sample's demo account too) its
+	// keys do, which this process does not count.
+	var keys any = s.keys.lookupCount()
+	if s.acc != nil {
+		keys = "accounts"
+	}
 	s.log.Info("serving", "addr", base, "table", s.path, "version", info.Version,
-		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", s.db.PendingUpdates(), "keys", s.keys.lookupCount(), "accounts", s.acc != nil,
+		"built_at", info.BuiltAt.Format(time.RFC3339), "ported", info.Counts.Ported, "pending", s.db.PendingUpdates(), "keys", keys, "accounts", s.acc != nil,
 		"admin_api", s.keys.admin != nil, "compact_at", f.compactAt)
 	if len(s.servers) > 1 {
 		s.log.Info("serving metrics", "addr", "http://"+s.listeners[1].Addr().String()+"/metrics")

@@ -109,6 +109,8 @@ func TestServeSampleWithDevKey(t *testing.T) {
 	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
 	key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
 	table := s.await(t, &s.stderr, `"table":"([^"]+)"`)
+	// The start line does not say keys=0 beside the key it printed.
+	assert.Equal(t, "accounts", s.await(t, &s.stderr, `"msg":"serving".*"keys":"?([^",]+)`))
 	assert.Contains(t, s.stdout.String(), "curl -s "+base+"/api/v1/lrn")
 	assert.Contains(t, s.stdout.String(), "curl -s "+base+"/graphql")
 
@@ -169,6 +171,7 @@ func TestServeDevKeyBesideKeysFile(t *testing.T) {
 	s := startServe(t, "--db", table, "--dev-key", "--addr", "127.0.0.1:0", "--access-log=false")
 	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
 	key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
+	assert.Equal(t, "1", s.await(t, &s.stderr, `msg=serving .*keys=(\S+)`), "the development key is counted")
 	code, body := call(t, "POST", base+"/api/v1/trust", key, `{"phone_number":"12025550123"}`)
 	assert.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, 0, s.stop(t))
