@@ -24,7 +24,7 @@ func TestApplyLatestViewKill9(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	code, _, errs := runCmd(t, "gen", "--seed", "5", "--ported", "24000", "--codes", "300", "--carriers", "40",
-		"--messaging", "0", "--cnam", "0", "--trust", "0", src)
+		"--messaging-share", "0", "--cnam", "0", "--trust", "0", src)
 	require.Equal(t, 0, code, errs)
 	base := filepath.Join(dir, "base.lnpdb")
 	code, _, errs = runCmd(t, "build", "--db", base, src)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/internal/ingest/gen"
 )
 
@@ -17,7 +18,10 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.Ported, "ported", 1_000_000, "ported numbers (`rows` of ported.csv)")
 	fs.IntVar(&cfg.Codes, "codes", 0, "assigned NPA-NXX codes (0: max(500, ported/2000))")
 	fs.IntVar(&cfg.Carriers, "carriers", 0, "carriers (0: scaled to the output, 30 to 3000)")
-	fs.Float64Var(&cfg.Messaging, "messaging", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
+	fs.Float64Var(&cfg.Messaging, "messaging-share", gen.DefaultMessaging, "share of listed numbers with a messaging.csv row (0 to 1)")
+	// --messaging was this flag's name, and lookup's --messaging a bool:
+	// one LNPDB_MESSAGING meant two things.
+	config.Alias(fs, "messaging", "messaging-share", e.stderr)
 	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
 	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
 	shape := fs.String("shape", "csv", "`csv`, or npac: ported numbers and blocks as NPAC bulk data files and NANPA/PA reports")
