@@ -3,12 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 )
 
 // A request carrying both Content-Length and Transfer-Encoding is framed
@@ -49,7 +49,7 @@ func (l framingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &framingConn{Conn: c}, nil
+	return &framingConn{Wrapped: sockets.Wrapped{Conn: c}}, nil
 }
 
 type framingCtxKey struct{}
@@ -86,7 +86,7 @@ const (
 // are never concurrent (net/http's background read waits for the
 // handler's); ambiguous is read by the handler meanwhile.
 type framingConn struct {
-	net.Conn
+	sockets.Wrapped
 	ambiguous atomic.Bool
 
 	state  int
@@ -105,23 +105,6 @@ func (c *framingConn) Read(b []byte) (int, error) {
 		c.scan(b[:n])
 	}
 	return n, err
-}
-
-// ReadFrom keeps the kernel's copy (sendfile) of the connection under it.
-func (c *framingConn) ReadFrom(r io.Reader) (int64, error) {
-	if rf, ok := c.Conn.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(struct{ io.Writer }{c.Conn}, r)
-}
-
-// CloseWrite half-closes the connection under it, as net/http does before
-// closing a connection whose request it did not read whole.
-func (c *framingConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return errors.ErrUnsupported
 }
 
 func (c *framingConn) scan(p []byte) {

@@ -145,7 +145,7 @@ func (l *listener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		gc := &conn{Conn: c, g: g, src: src}
+		gc := &conn{Wrapped: Wrapped{c}, g: g, src: src}
 		if !g.conns.Add(gc, nil) {
 			gc.Close() // after Close
 			continue
@@ -207,7 +207,7 @@ func sourceAddr(a net.Addr) netip.Addr {
 // with Limits.Idle, reads end (io.EOF, the connection closed) once nothing
 // arrived for that long.
 type conn struct {
-	net.Conn
+	Wrapped
 	g    *Gate
 	src  netip.Addr
 	once sync.Once
@@ -242,9 +242,14 @@ func (c *conn) Close() error {
 	return err
 }
 
+// Wrapped is a connection wrapping another, for a wrapper that overrides
+// some of its methods: it keeps what a server finds by a type assertion on
+// the connection under it, which embedding net.Conn alone would hide.
+type Wrapped struct{ net.Conn }
+
 // ReadFrom keeps the kernel's copy (sendfile, splice) of the connection
 // under it for a server writing a file.
-func (c *conn) ReadFrom(r io.Reader) (int64, error) {
+func (c Wrapped) ReadFrom(r io.Reader) (int64, error) {
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}
@@ -253,7 +258,7 @@ func (c *conn) ReadFrom(r io.Reader) (int64, error) {
 
 // CloseWrite half-closes the connection under it, as net/http does before
 // closing a connection whose request it did not read whole.
-func (c *conn) CloseWrite() error {
+func (c Wrapped) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
