@@ -82,7 +82,7 @@ func forwardedHTTPS(r *http.Request, trusted []netip.Prefix) bool {
 		return false
 	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil || !isTrusted(ap.Addr().Unmap(), trusted) {
+	if err != nil || !IsTrusted(ap.Addr().Unmap(), trusted) {
 		return false
 	}
 	last := vals[len(vals)-1]
