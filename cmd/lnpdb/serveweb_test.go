@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
@@ -258,4 +260,69 @@ func TestServeWebSessionsShared(t *testing.T) {
 		require.Eventually(t, func() bool { code, _ := get(base, webui.AccountHome); return code == http.StatusSeeOther },
 			10*time.Second, 20*time.Millisecond, "%s: the revoked key's session ends", base)
 	}
+}
+
+// TestServePlaygroundBills: a lookup made in the account playground is
+// charged as the same lookup made through the API — the free tier first,
+// then the wallet at the kind's price, then refused with the API's 402
+// shown on the page — once the page that shows it is delivered. 30
+// enhanced lookups of the demo account (10 free, $0.01 at $0.002): 10
+// free, 5 paid, 15 refused.
+func TestServePlaygroundBills(t *testing.T) {
+	s := startServe(t, "--addr", "127.0.0.1:0", "--access-log=false")
+	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
+	key := s.await(t, &s.stdout, `development API key[^:]*: (lnp_[a-z2-7]{32})`)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, body, err := testweb.SignIn(c, base, webui.AccountSignIn, key)
+	require.NoError(t, err, body)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "signed in: %s", body)
+	form := func(path string, v url.Values) (int, string) {
+		t.Helper()
+		var res *http.Response
+		var err error
+		if v == nil {
+			res, err = c.Get(base + path)
+		} else {
+			res, err = c.PostForm(base+path, v)
+		}
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	_, page := form("/account/playground", nil)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	require.NotNil(t, csrf, page)
+	answers := map[string]int{}
+	for i := range 30 {
+		code, page := form("/account/playground", url.Values{"csrf": {csrf[1]}, "number": {"12025550123"}, "kind": {"lrn_enhanced"}, "key": {key}})
+		require.Equal(t, http.StatusOK, code, "lookup %d: %s", i+1, page)
+		st := regexp.MustCompile(`<span id="answer-status">(\d+)</span>`).FindStringSubmatch(page)
+		require.NotNil(t, st, page)
+		answers[st[1]]++
+		if st[1] == "402" {
+			assert.Contains(t, page, "INSUFFICIENT_BALANCE", "the refusal is shown on the page")
+		}
+	}
+	assert.Equal(t, map[string]int{"200": 15, "402": 15}, answers, "10 free, $0.01 at $0.002, then refused")
+
+	// A lookup is settled once its page is flushed, just after the client
+	// may have read it: ask until the last one is in.
+	want := billing.KindUsage{Kind: billing.KindLRNEnhanced, Lookups: 15, Free: 10, Amount: demoCredit, AmountUSD: "0.01"}
+	var u billing.UsageReport
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, b := call(t, "GET", base+"/api/v1/usage", key, "")
+		require.Equal(t, http.StatusOK, code, b)
+		require.NoError(t, json.Unmarshal([]byte(b), &u))
+		if len(u.CurrentMonth.Kinds) == 1 && u.CurrentMonth.Kinds[0] == want || time.Now().After(deadline) {
+			break
+		}
+	}
+	assert.Equal(t, []billing.KindUsage{want}, u.CurrentMonth.Kinds)
+	assert.Equal(t, int64(0), u.FreeLeft)
+	assert.Equal(t, billing.Micros(0), u.Balance)
+	require.Equal(t, 0, s.stop(t))
 }

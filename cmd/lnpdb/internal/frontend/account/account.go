@@ -33,6 +33,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 )
 
 // Limits of what a customer may set.
@@ -441,7 +442,16 @@ func (p *pages) lookup(w http.ResponseWriter, r *http.Request, s *webui.Session)
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		req.Header.Set("X-Request-Id", id)
 	}
+	// The answer is delivered with the page that shows it: its payment is
+	// settled once the page is written, charged only if the page was
+	// delivered.
 	rec := &recorder{header: http.Header{}}
+	delivered := false
+	defer func() {
+		if rec.settle != nil {
+			rec.settle(delivered)
+		}
+	}()
 	p.cfg.API.ServeHTTP(rec, req)
 	d.Status = rec.status
 	if d.Status == 0 {
@@ -458,17 +468,24 @@ func (p *pages) lookup(w http.ResponseWriter, r *http.Request, s *webui.Session)
 		scheme = "https"
 	}
 	d.Curl = fmt.Sprintf("curl -s %s://%s%s \\\n  -H 'Authorization: Bearer <API_KEY>' -H 'Content-Type: application/json' \\\n  -d '%s'", scheme, r.Host, l.Path, b)
-	p.cfg.UI.Render(w, r, p.play, http.StatusOK, page)
+	delivered = p.cfg.UI.Render(w, r, p.play, http.StatusOK, page)
 }
 
 // recorder keeps the API's answer to a playground lookup: its status,
 // and its body up to maxAnswer bytes (an answer longer is cut, and still
-// delivered: the page shows it).
+// delivered: the page shows it). It is a delivery.Relay: the answer's
+// payments are settled with the page.
 type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	settle func(delivered bool)
 }
+
+var _ delivery.Relay = (*recorder)(nil)
+
+// Relay implements delivery.Relay.
+func (w *recorder) Relay(settle func(delivered bool)) { w.settle = settle }
 
 func (w *recorder) Header() http.Header { return w.header }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 )
 
@@ -38,6 +39,12 @@ type site struct {
 	keyBID   string
 	lookups  int
 	newKeyNo atomic.Int64
+	// settled receives each playground answer's settlement: whether the
+	// page that showed it was delivered. apiWaits makes the API answer
+	// only once the request's client has gone.
+	settled  chan bool
+	apiWaits bool
+	inAPI    chan struct{}
 }
 
 func newSite(t *testing.T) *site {
@@ -45,7 +52,7 @@ func newSite(t *testing.T) *site {
 	ctx := context.Background()
 	st, err := billing.OpenBolt(filepath.Join(t.TempDir(), "accounts.db"))
 	require.NoError(t, err)
-	s := &site{store: st}
+	s := &site{store: st, settled: make(chan bool, 10), inAPI: make(chan struct{}, 10)}
 	now := time.Now()
 	for _, acc := range []*billing.Account{&s.a, &s.b} {
 		*acc, err = st.CreateAccount(ctx, "acct", now)
@@ -88,6 +95,17 @@ func newSite(t *testing.T) *site {
 			return
 		}
 		s.lookups++
+		if s.apiWaits {
+			s.inAPI <- struct{}{}
+			<-r.Context().Done()
+		}
+		// As the API does with a charged answer: its payment is settled
+		// with the page.
+		rl, ok := delivery.RelayOf(w)
+		if !ok {
+			panic("the playground's writer is not a delivery.Relay")
+		}
+		rl.Relay(func(delivered bool) { s.settled <- delivered })
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		_ = json.NewEncoder(w).Encode(map[string]any{"phone_number": body["phone_number"], "lrn": "12025550000", "path": r.URL.Path, "enhanced": body["include_enhanced_lrn"]})
@@ -103,6 +121,19 @@ func newSite(t *testing.T) *site {
 	s.srv = httptest.NewServer(s.ui)
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// settlement returns the next playground answer's settlement, failing t
+// if none comes (its payment would be held for ever).
+func (s *site) settlement(t *testing.T) bool {
+	t.Helper()
+	select {
+	case d := <-s.settled:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("the playground's answer was never settled")
+		return false
+	}
 }
 
 type browser struct {
@@ -318,6 +349,7 @@ func TestPlayground(t *testing.T) {
 	assert.Contains(t, body, "curl -s http://"+strings.TrimPrefix(s.srv.URL, "http://")+"/api/v1/lrn")
 	assert.Contains(t, body, "&lt;API_KEY&gt;")
 	assert.NotContains(t, body, s.keyA, "the key typed is not written back")
+	assert.True(t, s.settlement(t), "the answer is settled as delivered with its page")
 
 	resp, body = b.post(t, "/account/playground", url.Values{"csrf": {tok}, "number": {"12025550123"}, "kind": {"cnam"}, "key": {"lnp_wrong"}})
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -337,6 +369,33 @@ func TestPlayground(t *testing.T) {
 		assert.NotContains(t, body, "<script>alert", name)
 	}
 	assert.Equal(t, 1, s.lookups, "no refused form reached the API")
+}
+
+// TestPlaygroundNotDelivered: a playground answer whose page does not
+// reach its client (gone before the page was written) is settled as not
+// delivered: the lookup is not charged.
+func TestPlaygroundNotDelivered(t *testing.T) {
+	s := newSite(t)
+	s.apiWaits = true
+	b := s.signIn(t, s.keyA)
+	tok := b.csrf(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL+"/account/playground",
+		strings.NewReader(url.Values{"csrf": {tok}, "number": {"12025550123"}, "kind": {"lrn"}, "key": {s.keyA}}.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	done := make(chan error, 1)
+	go func() {
+		res, err := b.c.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	<-s.inAPI
+	cancel()
+	assert.Error(t, <-done)
+	assert.False(t, s.settlement(t), "the answer's page was not delivered")
 }
 
 func TestSummarize(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +26,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/live"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/updatelog"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
@@ -425,30 +426,37 @@ func (w *recorder) hold(p Payment) {
 func (w *recorder) paid() bool { return w.billed.Load() }
 
 // settle writes the held response and settles the request's payments: a
-// lookup is charged only if its answer reached the connection — the
-// client was still there and the write and flush succeeded within the
-// server's write timeout. ok is false when the handler panicked: nothing
-// is then delivered, and the 500 goes out unpaid.
+// lookup is charged only if its answer was delivered (delivery.Write). ok
+// is false when the handler panicked: nothing is then delivered, and the
+// 500 goes out unpaid. A response written to a delivery.Relay (the
+// account playground's page) is delivered with the relay's own response:
+// its payments are handed to the relay, to settle then.
 func (w *recorder) settle(r *http.Request, ok bool) {
 	w.payMu.Lock()
 	payments := w.payments
 	w.payments = nil
 	w.billed.Store(false)
 	w.payMu.Unlock()
-	delivered := ok && r.Context().Err() == nil
-	if w.heldCode != 0 && ok {
-		hd := w.ResponseWriter.Header()
-		hd["Content-Length"] = []string{strconv.Itoa(len(w.held))}
-		w.ResponseWriter.WriteHeader(w.heldCode)
-		if _, err := w.ResponseWriter.Write(w.held); err != nil {
-			delivered = false
+	delivered := false
+	if ok {
+		if w.heldCode == 0 {
+			w.heldCode = http.StatusOK
 		}
-	}
-	if !ok {
+		if rl, relayed := delivery.RelayOf(w.ResponseWriter); relayed {
+			w.ResponseWriter.WriteHeader(w.heldCode)
+			_, _ = w.ResponseWriter.Write(w.held)
+			later := slices.Clone(payments)
+			rl.Relay(func(delivered bool) {
+				for _, p := range later {
+					p.Settle(delivered)
+				}
+			})
+			w.payments = payments[:0]
+			return
+		}
+		delivered = delivery.Write(w.ResponseWriter, r, w.heldCode, w.held)
+	} else {
 		w.status, w.bytes = 0, 0
-	}
-	if delivered && http.NewResponseController(w.ResponseWriter).Flush() != nil {
-		delivered = false
 	}
 	for _, p := range payments {
 		p.Settle(delivered)

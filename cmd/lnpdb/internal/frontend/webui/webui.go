@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/ratelimit"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 )
 
 // CSP is the Content-Security-Policy of every response of the web
@@ -230,8 +231,10 @@ func (p Page) CSRF() string {
 }
 
 // Render writes p in the layout with t's content; status is the answer's
-// status. A template that fails answers 500, never half a page.
-func (u *UI) Render(w http.ResponseWriter, r *http.Request, t *Template, status int, p Page) {
+// status. A template that fails answers 500, never half a page. It reports
+// whether the page was delivered (delivery.Write): what a page shows of a
+// charged lookup is charged only then.
+func (u *UI) Render(w http.ResponseWriter, r *http.Request, t *Template, status int, p Page) (delivered bool) {
 	if s := SessionOf(r); s != nil {
 		p.Session = s
 		p.Flash = s.popFlash()
@@ -240,11 +243,10 @@ func (u *UI) Render(w http.ResponseWriter, r *http.Request, t *Template, status 
 	if err := t.t.ExecuteTemplate(&b, "layout", p); err != nil {
 		u.cfg.Logger.Error("web page", "path", r.URL.Path, "error", err)
 		http.Error(w, "the page could not be made; the failure has been logged", http.StatusInternalServerError)
-		return
+		return false
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
+	return delivery.Write(w, r, status, b.Bytes())
 }
 
 type messageData struct{ Text, Link, LinkText string }
