@@ -591,19 +591,27 @@ func addUsage(b *bolt.Bucket, rows []UsageRow) error {
 func (s *BoltStore) ExpireLeases(_ context.Context, now time.Time) (n int, err error) {
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		lb, fb, ab := tx.Bucket(bLeases), tx.Bucket(bFree), tx.Bucket(bAccounts)
-		var dead []leaseRow
+		var dead, gone []leaseRow
 		err := lb.ForEach(func(_, v []byte) error {
 			var l leaseRow
 			if err := json.Unmarshal(v, &l); err != nil {
 				return err
 			}
-			if l.Expires.Before(now) {
+			switch {
+			case l.Expired && l.Expires.Before(now.Add(-tombstoneKeep)):
+				gone = append(gone, l)
+			case !l.Expired && l.Expires.Before(now):
 				dead = append(dead, l)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		for _, l := range gone {
+			if err := lb.Delete(leaseKey(l.ID)); err != nil {
+				return err
+			}
 		}
 		for _, l := range dead {
 			if a, err := s.account(tx, l.Account); err == nil {
@@ -616,7 +624,8 @@ func (s *BoltStore) ExpireLeases(_ context.Context, now time.Time) (n int, err e
 			if err := fb.Put(key(l.Account, l.Month), []byte(strconv.FormatInt(taken, 10))); err != nil {
 				return err
 			}
-			if err := lb.Delete(leaseKey(l.ID)); err != nil {
+			l.Credit, l.Free, l.Expired, l.Recall = 0, 0, true, false
+			if err := put(lb, leaseKey(l.ID), l); err != nil {
 				return err
 			}
 		}

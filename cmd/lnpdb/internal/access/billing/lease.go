@@ -18,7 +18,16 @@ type leaseRow struct {
 	// Recall: another process found the wallet short and asks what this
 	// lease holds back; its holder hands it back at its next sync.
 	Recall bool `json:"recall,omitempty"`
+	// Expired: the lease expired and what it held went back to the
+	// balance; it is kept, empty, for tombstoneKeep, so that its holder,
+	// back from beyond the store's reach, has what it spent charged
+	// (settle) rather than lost.
+	Expired bool `json:"expired,omitempty"`
 }
+
+// tombstoneKeep is how long an expired lease is kept for its holder to
+// report what it spent of it.
+const tombstoneKeep = 24 * time.Hour
 
 // syncState is what a store loads for one account's sync, under the
 // account's lock, and writes back after settle.
@@ -48,9 +57,29 @@ func settle(req *LeaseSync, now time.Time, ttl time.Duration, st *syncState) err
 	}
 	cur := Month(now)
 	l := st.lease
+	if req.Lease != 0 && l != nil && l.Expired {
+		// The lease expired and was returned while its holder could not
+		// reach the store, and the holder is back: what it reports spent
+		// of it (lookups it answered before its spending deadline, never
+		// after the expiry) is charged from the balance the lease's credit
+		// went back to, and the lease lives on. A report applied before
+		// the expiry, sent again, finds its sequence number applied. Only
+		// if the balance no longer holds what was spent (other leases
+		// took it since) is the report refused: no balance goes below
+		// zero.
+		if req.Seq > l.Seq {
+			if req.SpentCredit > st.balance {
+				return ErrLeaseLost
+			}
+			st.balance -= req.SpentCredit
+			st.freeTaken[l.Month] += req.SpentFree
+			l.Credit, l.Free = req.SpentCredit, req.SpentFree
+		}
+		l.Expired = false
+	}
 	if req.Lease != 0 {
 		if l == nil {
-			return ErrLeaseLost
+			return ErrLeaseLost // released, or never this account's
 		}
 		// A recall is reported once, to the sync that answers it.
 		st.recalled, l.Recall = l.Recall, false

@@ -393,9 +393,9 @@ func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 			}
 			if req.Lease != 0 {
 				var l leaseRow
-				err := tx.QueryRow(ctx, `SELECT id, account_id, holder, month, credit, free, seq, expires, recall FROM leases
+				err := tx.QueryRow(ctx, `SELECT id, account_id, holder, month, credit, free, seq, expires, recall, expired FROM leases
 					WHERE id = $1 AND account_id = $2 FOR UPDATE`, req.Lease, req.Account).
-					Scan(&l.ID, &l.Account, &l.Holder, &l.Month, &l.Credit, &l.Free, &l.Seq, &l.Expires, &l.Recall)
+					Scan(&l.ID, &l.Account, &l.Holder, &l.Month, &l.Credit, &l.Free, &l.Seq, &l.Expires, &l.Recall, &l.Expired)
 				switch {
 				case err == nil:
 					st.lease = &l
@@ -436,7 +436,7 @@ func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 					err = tx.QueryRow(ctx, `INSERT INTO leases (account_id, holder, month, credit, free, seq, expires)
 						VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, l.Account, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires).Scan(&l.ID)
 				default:
-					_, err = tx.Exec(ctx, `UPDATE leases SET holder = $2, month = $3, credit = $4, free = $5, seq = $6, expires = $7, recall = false WHERE id = $1`,
+					_, err = tx.Exec(ctx, `UPDATE leases SET holder = $2, month = $3, credit = $4, free = $5, seq = $6, expires = $7, recall = false, expired = false WHERE id = $1`,
 						l.ID, l.Holder, l.Month, l.Credit, l.Free, l.Seq, l.Expires)
 				}
 				if err != nil {
@@ -471,14 +471,19 @@ func (s *PostgresStore) ExpireLeases(ctx context.Context, now time.Time) (int, e
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Lock the accounts first, then the leases, as Sync does.
-		rows, err := tx.Query(ctx, `SELECT id FROM accounts WHERE id IN (SELECT account_id FROM leases WHERE expires < $1) ORDER BY id FOR UPDATE`, now)
+		rows, err := tx.Query(ctx, `SELECT id FROM accounts WHERE id IN (SELECT account_id FROM leases WHERE expires < $1 AND NOT expired) ORDER BY id FOR UPDATE`, now)
 		if err != nil {
 			return err
 		}
 		if _, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
-		rows, err = tx.Query(ctx, `DELETE FROM leases WHERE expires < $1 RETURNING account_id, month, credit, free`, now)
+		if _, err := tx.Exec(ctx, `DELETE FROM leases WHERE expired AND expires < $1`, now.Add(-tombstoneKeep)); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `UPDATE leases l SET credit = 0, free = 0, expired = true, recall = false
+			FROM (SELECT id, credit, free FROM leases WHERE expires < $1 AND NOT expired FOR UPDATE) old
+			WHERE l.id = old.id RETURNING l.account_id, l.month, old.credit, old.free`, now)
 		if err != nil {
 			return err
 		}

@@ -396,10 +396,53 @@ func TestLeaseExpiry(t *testing.T) {
 		if left, _ := s.FreeLeft(ctx, a.ID, "2026-11"); left != FreeTier {
 			t.Fatalf("free lookups not returned: %d left", left)
 		}
-		// The holder comes back: its lease is gone, its spending refused.
-		late := LeaseSync{Account: a.ID, Lease: l.Lease, Seq: 2, SpentCredit: 1000, Usage: []UsageRow{{Day: "2026-11-23", Kind: KindLRN, Lookups: 1, Amount: 1000}}}
-		if l = syncOne(t, s, t0.Add(42*time.Second), late); !errors.Is(l.Err, ErrLeaseLost) {
-			t.Fatalf("late sync: %+v", l)
+		// The holder comes back (the store was out of its reach) and
+		// reports what it spent before its deadline: it is charged from
+		// the balance the expiry returned it to, and the lease lives on
+		// under its ID.
+		late := LeaseSync{Account: a.ID, Lease: l.Lease, Seq: 2, SpentCredit: 1000, SpentFree: 1, WantCredit: 500,
+			Usage: []UsageRow{{Day: "2026-11-23", Kind: KindLRN, Lookups: 2, Free: 1, Amount: 1000}}}
+		l2 := syncOne(t, s, t0.Add(42*time.Second), late)
+		if l2.Err != nil || l2.Lease != l.Lease || l2.Credit != 500 || l2.Balance != 7500 || l2.FreeLeft != FreeTier-1 {
+			t.Fatalf("late sync: %+v", l2)
+		}
+		if acc, charged := conserved(t, s, a.ID); charged != 2000 || acc.Leased != 500 {
+			t.Fatalf("after the late sync: %+v, charged %d", acc, charged)
+		}
+		// Sent again (its answer lost), it is applied once.
+		if l2 = syncOne(t, s, t0.Add(43*time.Second), late); l2.Err != nil || l2.Lease != l.Lease || l2.Balance != 7500 {
+			t.Fatalf("late sync again: %+v", l2)
+		}
+		if _, charged := conserved(t, s, a.ID); charged != 2000 {
+			t.Fatalf("the late sync sent again charged twice: %d", charged)
+		}
+		rows, err := s.Usage(ctx, a.ID, "2026-11")
+		if err != nil || len(rows) != 1 || rows[0].Lookups != 3 || rows[0].Free != 1 || rows[0].Amount != 2000 {
+			t.Fatalf("usage = %+v %v", rows, err)
+		}
+
+		// A late report the balance no longer holds (other leases took
+		// it) is refused: no balance goes below zero.
+		b := mustAccount(t, s, 10_000)
+		lb := syncOne(t, s, t0, LeaseSync{Account: b.ID, WantCredit: 4000})
+		if _, err := s.ExpireLeases(ctx, t0.Add(41*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if other := syncOne(t, s, t0.Add(41*time.Second), LeaseSync{Account: b.ID, WantCredit: 10_000}); other.Credit != 10_000 {
+			t.Fatalf("the other lease: %+v", other)
+		}
+		short := LeaseSync{Account: b.ID, Lease: lb.Lease, Seq: 1, SpentCredit: 1000, Usage: []UsageRow{{Day: "2026-11-23", Kind: KindLRN, Lookups: 1, Amount: 1000}}}
+		if lb = syncOne(t, s, t0.Add(42*time.Second), short); !errors.Is(lb.Err, ErrLeaseLost) {
+			t.Fatalf("late sync past the balance: %+v", lb)
+		}
+		conserved(t, s, b.ID)
+		// An expired lease is kept a day for its holder, not longer.
+		if _, err := s.ExpireLeases(ctx, t0.Add(41*time.Second+tombstoneKeep+time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		short.Seq, short.SpentCredit, short.Usage = 2, 0, nil
+		if lb = syncOne(t, s, t0.Add(42*time.Second+tombstoneKeep+time.Second), short); !errors.Is(lb.Err, ErrLeaseLost) {
+			t.Fatalf("late sync a day after: %+v", lb)
 		}
 		conserved(t, s, a.ID)
 	})
