@@ -540,3 +540,33 @@ func ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// metric returns the value of the node's /metrics sample whose line
+// starts with name (labels included), -1 when it has none.
+func (n *node) metric(name string) int64 {
+	res, err := n.client.Get(n.base + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return int64(f)
+			}
+		}
+	}
+	return -1
+}
+
+// unbilled is what the live nodes count as answered and never charged
+// (their leases lost) and as paid for and given back (not delivered).
+func (c *cluster) unbilled() (lost, undelivered int64) {
+	for _, n := range c.live() {
+		lost += n.metric(`lnpdb_billing_lookups_unbilled_total{reason="lease_lost"}`)
+		undelivered += n.metric("lnpdb_billing_lookups_undelivered_total")
+	}
+	return lost, undelivered
+}

@@ -9,7 +9,10 @@
 //   - PostgreSQL frozen (SIGSTOP) and stopped under billed load;
 //   - Redis frozen and stopped under load;
 //   - a node killed with SIGKILL under load;
-//   - a hostile origin serving a table to lnpdb pull.
+//   - a hostile origin serving a table to lnpdb pull;
+//   - every way a customer obtains a billed answer (REST, bulk, GraphQL,
+//     the account playground) and a bulk answer its client resets after
+//     reading 2,000 bytes. SIP, ENUM and pdb take no key: not billed.
 //
 // After each attack it checks that the node is alive and every front end
 // not under attack still answers, that the lookups charged in the ledger

@@ -175,8 +175,10 @@ func TestResilience(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		delivered := l.end() + warm
 		charged := c.settleLedger(t, id, delivered)
+		lost, undelivered := c.unbilled()
 		t.Logf("postgres frozen 12 s: %d answered 200, others %v, %d without an answer, worst %v; ledger %d",
 			delivered, l.statuses(), l.noAnswer.Load(), time.Duration(l.worst.Load()), charged)
+		t.Logf("unbilled on the nodes since they started: %d answered on leases lost, %d paid for and not delivered", lost, undelivered)
 		require.Equal(t, delivered, charged, "lookups charged against answers delivered")
 		require.Zero(t, l.noAnswer.Load(), "requests left without an answer")
 		require.Less(t, time.Duration(l.worst.Load()), 10*time.Second, "a lookup waited on the frozen store")
@@ -202,12 +204,28 @@ func TestResilience(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		delivered := l.end() + warm
 		charged := c.settleLedger(t, id, delivered)
+		lost, undelivered := c.unbilled()
 		t.Logf("postgres stopped 6 s: %d answered 200, others %v, %d without an answer, worst %v; ledger %d",
 			delivered, l.statuses(), l.noAnswer.Load(), time.Duration(l.worst.Load()), charged)
+		t.Logf("unbilled on the nodes since they started: %d answered on leases lost, %d paid for and not delivered", lost, undelivered)
 		require.Equal(t, delivered, charged, "lookups charged against answers delivered")
 		require.Zero(t, l.noAnswer.Load(), "requests left without an answer")
 		c.everyNodeAnswers(t)
 		c.agree(t, key, 1)
+	})
+
+	// Every way a customer obtains a billed answer, on each node: the
+	// ledger holds exactly the lookups delivered.
+	t.Run("every billed way", func(t *testing.T) {
+		id, key, warm := c.account(t)
+		delivered := warm
+		for _, n := range c.live() {
+			delivered += everyBilledWay(t, n, key)
+		}
+		charged := c.settleLedger(t, id, delivered)
+		lost, undelivered := c.unbilled()
+		t.Logf("every billed way: %d delivered, ledger %d; on the nodes since they started: %d answered on leases lost, %d given back", delivered, charged, lost, undelivered)
+		require.Equal(t, delivered, charged, "lookups charged against answers delivered")
 	})
 
 	// Redis frozen, then stopped: every node decides rate limits locally
