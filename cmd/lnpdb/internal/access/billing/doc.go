@@ -61,6 +61,11 @@
 // process's lookups for each account, and never more than its leases held.
 // Nothing is charged twice, because a sync carries a sequence number the
 // store applies once. A process stops spending a lease a quarter of LeaseTTL
-// before it expires, and a sync for a lease already returned is refused
-// ([ErrLeaseLost]), so credit returned by expiry is never also spent.
+// before it expires. An expired lease is kept, empty, for a day: a process
+// that could not reach the store for longer than LeaseTTL and is back has
+// what it spent of the lease charged from the balance its credit went back
+// to, and the lease lives on; only a report the balance no longer covers
+// (other leases took it since), and a sync for a lease released or kept
+// past its day, are refused ([ErrLeaseLost]), so no balance goes below
+// zero.
 package billing
