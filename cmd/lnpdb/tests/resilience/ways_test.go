@@ -3,8 +3,6 @@
 package resilience
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/partread"
 )
 
 // everyBilledWay obtains answers with key from n by every way a customer
@@ -87,16 +86,9 @@ func everyBilledWay(t *testing.T, n *node, key string) (delivered int64) {
 	before, charged := n.metric("lnpdb_billing_lookups_undelivered_total"), n.metric("lnpdb_billing_lookups_charged_total")
 	conn, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
 	require.NoError(t, err)
-	b := bulk(1000)
-	_, err = fmt.Fprintf(conn, "POST /api/v1/lrn/bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", key, len(b), b)
+	code, err = partread.Post(conn.(*net.TCPConn), "/api/v1/lrn/bulk", key, bulk(1000), 2000, func() {})
 	require.NoError(t, err)
-	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 512), nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	_, err = io.ReadFull(resp.Body, make([]byte, 2000))
-	require.NoError(t, err)
-	require.NoError(t, conn.(*net.TCPConn).SetLinger(0))
-	require.NoError(t, conn.Close())
+	require.Equal(t, http.StatusOK, code)
 	// Its payments are settled once the server's write ends, which the
 	// reset ends if nothing else did: wait for the server's account of
 	// all 1,000, charged or given back.

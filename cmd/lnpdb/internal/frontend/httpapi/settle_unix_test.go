@@ -3,10 +3,7 @@
 package httpapi
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/partread"
 )
 
 // smallSendBuffer accepts connections whose send buffer is a few
@@ -55,17 +53,9 @@ func TestBulkPartlyRead(t *testing.T) {
 		}
 		conn, err := d.Dial("tcp", addr)
 		require.NoError(t, err)
-		body := bulk(n)
-		_, err = fmt.Fprintf(conn, "POST /api/v1/lrn/bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", testKey, len(body), body)
+		code, err := partread.Post(conn.(*net.TCPConn), "/api/v1/lrn/bulk", testKey, bulk(n), 2000, ready)
 		require.NoError(t, err)
-		ready()
-		res, err := http.ReadResponse(bufio.NewReaderSize(conn, 512), nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, res.StatusCode)
-		_, err = io.ReadFull(res.Body, make([]byte, 2000))
-		require.NoError(t, err)
-		require.NoError(t, conn.(*net.TCPConn).SetLinger(0))
-		require.NoError(t, conn.Close())
+		require.Equal(t, http.StatusOK, code)
 	}
 	unlimited := func(c *Config) {
 		k := auth.HashKey(testKey)
