@@ -17,6 +17,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/partread"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
 )
 
 // everyBilledWay obtains answers with key from n by every way a customer
@@ -60,18 +61,16 @@ func everyBilledWay(t *testing.T, n *node, key string) (delivered int64) {
 	// The playground: signed in with the key, lookups made with it.
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	browser := &http.Client{Jar: jar, Timeout: n.client.Timeout}
-	res, err := browser.PostForm(n.base+webui.AccountSignIn, url.Values{"key": {key}})
-	require.NoError(t, err)
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode, "%s", page)
+	browser := &http.Client{Jar: jar, Timeout: n.client.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, page, err := testweb.SignIn(browser, n.base, webui.AccountSignIn, key)
+	require.NoError(t, err, page)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, page)
 	res, err = browser.Get(n.base + "/account/playground")
 	require.NoError(t, err)
-	page, _ = io.ReadAll(res.Body)
+	form, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
-	require.NotNil(t, csrf, "%s", page)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(form)
+	require.NotNil(t, csrf, "%s", form)
 	for range 5 {
 		res, err := browser.PostForm(n.base+"/account/playground", url.Values{"csrf": {string(csrf[1])}, "number": {"12025550123"}, "kind": {"lrn_enhanced"}, "key": {key}})
 		require.NoError(t, err)
