@@ -1,6 +1,10 @@
 package lnpdb
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/lnpdb/lnpdb/internal/core/nanp"
+)
 
 // Sentinel errors shared by every lookup package. Match them with errors.Is.
 var (
@@ -9,7 +13,7 @@ var (
 	// The lookup packages return errors that match it with errors.Is and
 	// say what is wrong, such as "lnpdb: invalid phone number: NPA 911 is
 	// an N11 code, which is not a geographic area code".
-	ErrInvalidNumber = errors.New("lnpdb: invalid phone number")
+	ErrInvalidNumber = nanp.ErrInvalid
 
 	// ErrNotFound reports a valid number whose NPA-NXX code is not assigned
 	// (vacant): there is nowhere to route it.

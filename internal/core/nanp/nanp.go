@@ -1,9 +1,8 @@
 package nanp
 
 import (
+	"errors"
 	"fmt"
-
-	"github.com/lnpdb/lnpdb"
 )
 
 // Number is a NANP number as its 10-digit national number NPA-NXX-XXXX, e.g.
@@ -15,9 +14,11 @@ import (
 type Number uint64
 
 // ErrInvalid is matched, with errors.Is, by every error this package
-// returns. It is lnpdb.ErrInvalidNumber, so that the lookup packages can
-// hand a parse error to their callers as it is, reason included.
-var ErrInvalid = lnpdb.ErrInvalidNumber
+// returns. It is lnpdb.ErrInvalidNumber (defined here, so that the root
+// package, which parses numbers with this one, can name it), so that the
+// lookup packages can hand a parse error to their callers as it is, reason
+// included.
+var ErrInvalid = errors.New("lnpdb: invalid phone number")
 
 // The errors below are built once so that rejecting an input allocates
 // nothing: malformed numbers arrive at the same rate as good ones.

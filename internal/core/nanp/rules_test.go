@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lnpdb/lnpdb"
 )
 
 func TestRuleErrors(t *testing.T) {
@@ -30,7 +29,6 @@ func TestRuleErrors(t *testing.T) {
 			_, _, err := Parse(tc.in)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrInvalid)
-			assert.ErrorIs(t, err, lnpdb.ErrInvalidNumber)
 			assert.Equal(t, "lnpdb: invalid phone number: "+tc.rule, err.Error())
 			rule, ok := Rule(err)
 			assert.True(t, ok)
