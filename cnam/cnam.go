@@ -45,6 +45,11 @@ func (s Source) String() string { return lookup.Name("Source", sourceNames[:], s
 
 var sourceNames = [...]string{SourceRecord: "record", SourceWireless: "wireless", SourceLocation: "location"}
 
+// Options tunes a CNAM lookup. It has no field yet: it is there so that
+// every lookup package's calls have one shape, and so that an option can
+// come without changing them.
+type Options struct{}
+
 // Result is the body of POST /api/v1/cnam.
 type Result struct {
 	// PhoneNumber is the canonical 11-digit number.
@@ -78,15 +83,15 @@ type Result struct {
 // one whose frame is not costs its frame's decoding (two allocations). The
 // location fallback builds its name (one allocation); the wireless fallback
 // allocates nothing for a canonical input.
-func Lookup(db *format.DB, number string) (Result, error) {
+func Lookup(db *format.DB, number string, opt Options) (Result, error) {
 	var r Result
-	err := LookupInto(db, number, &r)
+	err := LookupInto(db, number, opt, &r)
 	return r, err
 }
 
 // LookupInto is [Lookup] writing its answer into *r, which it overwrites
 // whole, and only when it returns nil: on an error *r is as it was.
-func LookupInto(db *format.DB, number string, r *Result) error {
+func LookupInto(db *format.DB, number string, _ Options, r *Result) error {
 	var rec format.Record
 	number, err := lookup.Get(db, number, format.FieldPorted|format.FieldCNAM, "cnam", &rec)
 	if err != nil {

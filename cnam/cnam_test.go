@@ -28,7 +28,7 @@ var cnamCases = []golden.Case{
 
 func TestGolden(t *testing.T) {
 	golden.Run(t, "cnam.json", cnamCases, func(db *format.DB, c golden.Case) (cnam.Result, error) {
-		r, err := cnam.Lookup(db, c.Number)
+		r, err := cnam.Lookup(db, c.Number, cnam.Options{})
 		if err == nil {
 			assert.LessOrEqual(t, len([]rune(r.CNAM)), cnam.MaxLen, c.Case)
 		}
@@ -45,7 +45,7 @@ func TestWirelessAllocatesNothing(t *testing.T) {
 	// built, so those allocate; the wireless fallback and a miss do not.
 	db := testdb.Sample(t)
 	for _, n := range []string{"12014810234", "12025560123"} {
-		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = cnam.Lookup(db, n) }), n)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = cnam.Lookup(db, n, cnam.Options{}) }), n)
 	}
 }
 
@@ -57,7 +57,7 @@ func BenchmarkLookup(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = cnam.Lookup(db, c.number)
+				_, _ = cnam.Lookup(db, c.number, cnam.Options{})
 			}
 		})
 	}

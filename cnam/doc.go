@@ -8,7 +8,7 @@
 // in capitals, such as "WASHINGTON DC". [Result.Source] says which rule
 // answered.
 //
-//	r, err := cnam.Lookup(db, "12025550123")
+//	r, err := cnam.Lookup(db, "12025550123", cnam.Options{})
 //	if errors.Is(err, cnam.ErrNotFound) { ... } // vacant NPA-NXX
 //	fmt.Println(r.CNAM)
 //

@@ -13,7 +13,7 @@ import (
 
 func Example() {
 	for _, number := range []string{"+1 201-481-4567", "+1 201-481-0234", "+1 202-555-0123"} {
-		r, err := cnam.Lookup(db, number)
+		r, err := cnam.Lookup(db, number, cnam.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}

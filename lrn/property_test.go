@@ -106,15 +106,15 @@ func TestMatchesOracle(t *testing.T) {
 		default:
 			code++
 		}
-		r1, err := cnam.Lookup(db, in)
+		r1, err := cnam.Lookup(db, in, cnam.Options{})
 		checkBody(t, "cnam", in, o.cnamBody(n), r1, err)
-		r2, err := messaging.Lookup(db, in)
+		r2, err := messaging.Lookup(db, in, messaging.Options{})
 		checkBody(t, "messaging", in, o.messagingBody(n), r2, err)
 		r3, err := trust.Lookup(db, in, trust.Options{Now: goldenNow})
 		checkBody(t, "trust", in, o.trustBody(n, goldenNow), r3, err)
 		// The Into forms, into results reused from number to number.
-		sameInto(t, "cnam", in, r1, &intoCNAM, func() error { return cnam.LookupInto(db, in, &intoCNAM) })
-		sameInto(t, "messaging", in, r2, &intoMsg, func() error { return messaging.LookupInto(db, in, &intoMsg) })
+		sameInto(t, "cnam", in, r1, &intoCNAM, func() error { return cnam.LookupInto(db, in, cnam.Options{}, &intoCNAM) })
+		sameInto(t, "messaging", in, r2, &intoMsg, func() error { return messaging.LookupInto(db, in, messaging.Options{}, &intoMsg) })
 		sameInto(t, "trust", in, r3, &intoTrust, func() error {
 			return trust.LookupInto(db, in, trust.Options{Now: goldenNow}, &intoTrust)
 		})

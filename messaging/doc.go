@@ -14,7 +14,7 @@
 // a Record, give the nested messaging object of an LRN lookup, which
 // package lrn uses.
 //
-//	r, err := messaging.Lookup(db, "12025550123")
+//	r, err := messaging.Lookup(db, "12025550123", messaging.Options{})
 //	if errors.Is(err, messaging.ErrNotFound) { ... } // vacant NPA-NXX
 //	fmt.Println(r.Provider, r.Enabled)
 //

@@ -13,7 +13,7 @@ import (
 )
 
 func Example() {
-	r, err := messaging.Lookup(db, "202-555-0123")
+	r, err := messaging.Lookup(db, "202-555-0123", messaging.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -144,21 +144,26 @@ func (i *Info) Set(m *format.Messaging, c *format.Carrier) {
 	i.Provider, i.Enabled, i.Source = "", false, SourceNone
 }
 
+// Options tunes a messaging lookup. It has no field yet: it is there so
+// that every lookup package's calls have one shape, and so that an option
+// can come without changing them.
+type Options struct{}
+
 // Lookup answers the messaging lookup for number, in any form CONTRACT §1
 // accepts. A vacant number (no ported record, NPA-NXX code not assigned) is
 // [ErrNotFound]; an unparsable one matches [ErrInvalidNumber].
 //
 // Lookup is safe for concurrent use. It allocates only to format the echoed
 // number when the input is not already canonical.
-func Lookup(db *format.DB, number string) (Result, error) {
+func Lookup(db *format.DB, number string, opt Options) (Result, error) {
 	var r Result
-	err := LookupInto(db, number, &r)
+	err := LookupInto(db, number, opt, &r)
 	return r, err
 }
 
 // LookupInto is [Lookup] writing its answer into *r, which it overwrites
 // whole, and only when it returns nil: on an error *r is as it was.
-func LookupInto(db *format.DB, number string, r *Result) error {
+func LookupInto(db *format.DB, number string, _ Options, r *Result) error {
 	n, canonical := nanp.ParseCanonical(number)
 	if !canonical {
 		var err error

@@ -26,7 +26,7 @@ var messagingCases = []golden.Case{
 
 func TestGolden(t *testing.T) {
 	golden.Run(t, "messaging.json", messagingCases, func(db *format.DB, c golden.Case) (messaging.Result, error) {
-		return messaging.Lookup(db, c.Number)
+		return messaging.Lookup(db, c.Number, messaging.Options{})
 	}, func(r messaging.Result) any { return r.Source })
 }
 
@@ -37,7 +37,7 @@ func TestErrorsAreTheRootSentinels(t *testing.T) {
 func TestZeroAllocs(t *testing.T) {
 	db := testdb.Sample(t)
 	for _, n := range []string{"12015826348", "12025550123", "12052890234", "12025560123"} {
-		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = messaging.Lookup(db, n) }), n)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = messaging.Lookup(db, n, messaging.Options{}) }), n)
 	}
 }
 
@@ -49,7 +49,7 @@ func BenchmarkLookup(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = messaging.Lookup(db, c.number)
+				_, _ = messaging.Lookup(db, c.number, messaging.Options{})
 			}
 		})
 	}
@@ -66,10 +66,10 @@ func TestLookupIntoReused(t *testing.T) {
 			continue
 		}
 		for _, c := range messagingCases {
-			require.NoError(t, messaging.LookupInto(db, first.Number, &r), first.Number)
+			require.NoError(t, messaging.LookupInto(db, first.Number, messaging.Options{}, &r), first.Number)
 			before := r
-			want, werr := messaging.Lookup(db, c.Number)
-			err := messaging.LookupInto(db, c.Number, &r)
+			want, werr := messaging.Lookup(db, c.Number, messaging.Options{})
+			err := messaging.LookupInto(db, c.Number, messaging.Options{}, &r)
 			require.Equal(t, werr != nil, err != nil, c.Number)
 			if err != nil {
 				assert.Equal(t, before, r, "%s: left alone on an error", c.Number)

@@ -136,9 +136,9 @@ func runLookup(ctx context.Context, e *env, args []string) error {
 			)
 			switch *typ {
 			case "cnam":
-				v, err = cnam.Lookup(db, n)
+				v, err = cnam.Lookup(db, n, cnam.Options{})
 			case "messaging":
-				v, err = messaging.Lookup(db, n)
+				v, err = messaging.Lookup(db, n, messaging.Options{})
 			case "trust":
 				v, err = trust.Lookup(db, n, topt)
 			}

@@ -85,9 +85,9 @@ func TestExampleAnswers(t *testing.T) {
 		if err == nil {
 			a.LineType = r.Enhanced.LineType.String()
 		}
-		cr, err := cnam.Lookup(db, c.number)
+		cr, err := cnam.Lookup(db, c.number, cnam.Options{})
 		a.CNAM = wire(cr, err)
-		mr, err := messaging.Lookup(db, c.number)
+		mr, err := messaging.Lookup(db, c.number, messaging.Options{})
 		a.Messaging = wire(mr, err)
 		got = append(got, a)
 	}

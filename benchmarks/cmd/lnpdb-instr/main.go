@@ -122,7 +122,7 @@ func prepare(args []string) {
 		m := r.Messaging
 		want := messaging.Result{PhoneNumber: r.PhoneNumber, Provider: m.Provider, Enabled: m.Enabled,
 			Country: m.Country, CountryCode: m.CountryCode, ReferenceID: m.ReferenceID, Source: m.Source}
-		if errInto := messaging.LookupInto(db, c, &intoMsg); errInto != err || err == nil && intoMsg != want {
+		if errInto := messaging.LookupInto(db, c, messaging.Options{}, &intoMsg); errInto != err || err == nil && intoMsg != want {
 			fatal(fmt.Errorf("messaging.LookupInto(%s) = %+v, %v; lrn.Lookup's messaging: %+v, %v", c, intoMsg, errInto, want, err))
 		}
 		t, err := trust.Lookup(db, c, trustOpt)
@@ -176,7 +176,7 @@ func loopMessagingInto(db *format.DB, qs []string) uint64 {
 	var sum uint64
 	var r messaging.Result
 	for _, q := range qs {
-		if messaging.LookupInto(db, q, &r) == nil {
+		if messaging.LookupInto(db, q, messaging.Options{}, &r) == nil {
 			sum += uint64(len(r.Provider)) + uint64(r.Source)
 		}
 	}
@@ -200,7 +200,7 @@ func loopCNAMInto(db *format.DB, qs []string) uint64 {
 	var sum uint64
 	var r cnam.Result
 	for _, q := range qs {
-		if cnam.LookupInto(db, q, &r) == nil {
+		if cnam.LookupInto(db, q, cnam.Options{}, &r) == nil {
 			sum += uint64(len(r.CNAM)) + uint64(r.Source)
 		}
 	}

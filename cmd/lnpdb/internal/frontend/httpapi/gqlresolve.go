@@ -205,7 +205,7 @@ func (q *gqlResolver) LookupCnam(ctx context.Context, phoneNumber string) (*grap
 	var res cnam.Result
 	err = lnpdb.ErrClosed
 	if db := q.h.tables.DB(); db != nil {
-		err = cnam.LookupInto(db, phoneNumber, &res)
+		err = cnam.LookupInto(db, phoneNumber, cnam.Options{}, &res)
 	}
 	if fail := q.outcomeIn(ctx, st, kindCNAM, kindCNAM, err); fail != nil {
 		return &graph.CnamResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil
@@ -222,7 +222,7 @@ func (q *gqlResolver) LookupMessagingProvider(ctx context.Context, phoneNumber s
 	var res messaging.Result
 	err = lnpdb.ErrClosed
 	if db := q.h.tables.DB(); db != nil {
-		err = messaging.LookupInto(db, phoneNumber, &res)
+		err = messaging.LookupInto(db, phoneNumber, messaging.Options{}, &res)
 	}
 	if fail := q.outcomeIn(ctx, st, kindMessaging, kindMessaging, err); fail != nil {
 		return &graph.MessagingProviderResult{PhoneNumber: canonical(phoneNumber), Error: &fail.body.Error, Code: &fail.body.Code, Details: &fail.body.Details}, nil

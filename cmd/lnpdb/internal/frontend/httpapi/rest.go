@@ -71,11 +71,15 @@ func (h *Handler) restLRN(w *recorder, r *http.Request) {
 }
 
 func (h *Handler) restCNAM(w *recorder, r *http.Request) {
-	restPhone(h, w, r, kindCNAM, &w.cnamRes, cnam.LookupInto)
+	restPhone(h, w, r, kindCNAM, &w.cnamRes, func(db *format.DB, number string, res *cnam.Result) error {
+		return cnam.LookupInto(db, number, cnam.Options{}, res)
+	})
 }
 
 func (h *Handler) restMessaging(w *recorder, r *http.Request) {
-	restPhone(h, w, r, kindMessaging, &w.msgRes, messaging.LookupInto)
+	restPhone(h, w, r, kindMessaging, &w.msgRes, func(db *format.DB, number string, res *messaging.Result) error {
+		return messaging.LookupInto(db, number, messaging.Options{}, res)
+	})
 }
 
 func (h *Handler) restTrust(w *recorder, r *http.Request) {

@@ -87,9 +87,9 @@ func TestRESTBodiesAreTheLibraryResults(t *testing.T) {
 			assertSame(t, r, want, err)
 		}
 		body := fmt.Sprintf(`{"phone_number":%q}`, n)
-		c, err := cnam.Lookup(db, n)
+		c, err := cnam.Lookup(db, n, cnam.Options{})
 		assertSame(t, s.post(t, "/api/v1/cnam", body), c, err)
-		m, err := messaging.Lookup(db, n)
+		m, err := messaging.Lookup(db, n, messaging.Options{})
 		assertSame(t, s.post(t, "/api/v1/messaging", body), m, err)
 		tr, err := trust.Lookup(db, n, trust.Options{Now: testNow})
 		assertSame(t, s.post(t, "/api/v1/trust", body), tr, err)
