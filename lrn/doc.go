@@ -15,6 +15,10 @@
 //	}
 //	fmt.Println(r.LRN, r.ActivatedAt, r.Enhanced.Carrier, r.TelURI())
 //
+// A number asked of several lookups is parsed once: [lnpdb.ParseNumber]
+// gives an [lnpdb.Number], which [LookupNumber], [LookupNumberInto] and the
+// other lookup packages' LookupNumber forms take.
+//
 // A [Result] marshals with encoding/json to exactly the body of the REST
 // endpoint POST /api/v1/lrn: enhanced_lrn_data and messaging appear only when
 // requested, lrn_activated_at only when known.

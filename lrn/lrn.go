@@ -161,6 +161,20 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	return nil
 }
 
+// LookupNumber is [Lookup] of a number parsed once with
+// [lnpdb.ParseNumber], so that one parse serves several lookups. Its
+// canonical form takes the lookup's fast path: nothing is parsed again
+// beyond checking its 11 digits, and nothing allocates that Lookup of a
+// canonical input would not. The zero Number is [ErrInvalidNumber].
+func LookupNumber(db *format.DB, n lnpdb.Number, opt Options) (Result, error) {
+	return Lookup(db, n.String(), opt)
+}
+
+// LookupNumberInto is [LookupInto] of a parsed number, as [LookupNumber].
+func LookupNumberInto(db *format.DB, n lnpdb.Number, opt Options, r *Result) error {
+	return LookupInto(db, n.String(), opt, r)
+}
+
 // resolve sets every field of r from the ported record p and the block row
 // b (and, with opt.Messaging, from rec, which holds them) of the number
 // whose canonical form is phone, and reports false when the number is

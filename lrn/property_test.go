@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/internal/ingest/gen"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
@@ -117,6 +118,22 @@ func TestMatchesOracle(t *testing.T) {
 		sameInto(t, "messaging", in, r2, &intoMsg, func() error { return messaging.LookupInto(db, in, messaging.Options{}, &intoMsg) })
 		sameInto(t, "trust", in, r3, &intoTrust, func() error {
 			return trust.LookupInto(db, in, trust.Options{Now: goldenNow}, &intoTrust)
+		})
+		// One parse serves the four lookups, which answer as their string
+		// forms do.
+		num, err := lnpdb.ParseNumber(in)
+		require.NoError(t, err, in)
+		both := lrn.Options{Enhanced: true, Messaging: true}
+		rs, errS := lrn.Lookup(db, in, both)
+		rn, errN := lrn.LookupNumber(db, num, both)
+		assert.Equal(t, errS, errN, in)
+		assert.Equal(t, rs, rn, in)
+		sameInto(t, "cnam number", in, r1, &intoCNAM, func() error { return cnam.LookupNumberInto(db, num, cnam.Options{}, &intoCNAM) })
+		sameInto(t, "messaging number", in, r2, &intoMsg, func() error {
+			return messaging.LookupNumberInto(db, num, messaging.Options{}, &intoMsg)
+		})
+		sameInto(t, "trust number", in, r3, &intoTrust, func() error {
+			return trust.LookupNumberInto(db, num, trust.Options{Now: goldenNow}, &intoTrust)
 		})
 		for _, reason := range r3.Reasons {
 			reasons[reason]++
@@ -227,4 +244,38 @@ func (o *oracle) pick(rng *rand.Rand, count int) []uint64 {
 		out = append(out, (npa*1000+nxx)*10000+rng.Uint64N(10000))
 	}
 	return out
+}
+
+// TestLookupNumberZero: the zero Number is no number, for every lookup.
+func TestLookupNumberZero(t *testing.T) {
+	db := testdb.Sample(t)
+	var zero lnpdb.Number
+	_, err := lrn.LookupNumber(db, zero, lrn.Options{})
+	assert.ErrorIs(t, err, lnpdb.ErrInvalidNumber)
+	_, err = cnam.LookupNumber(db, zero, cnam.Options{})
+	assert.ErrorIs(t, err, lnpdb.ErrInvalidNumber)
+	_, err = messaging.LookupNumber(db, zero, messaging.Options{})
+	assert.ErrorIs(t, err, lnpdb.ErrInvalidNumber)
+	_, err = trust.LookupNumber(db, zero, trust.Options{})
+	assert.ErrorIs(t, err, lnpdb.ErrInvalidNumber)
+}
+
+// TestLookupNumberAllocatesNothing: a parsed number's LRN lookup, plain or
+// enhanced with messaging, allocates nothing, whatever form it was parsed
+// from.
+func TestLookupNumberAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage counters allocate")
+	}
+	db := testdb.Sample(t)
+	n, err := lnpdb.ParseNumber("+1 (202) 555-0123")
+	require.NoError(t, err)
+	var r lrn.Result
+	for _, opt := range []lrn.Options{{}, {Enhanced: true, Messaging: true}} {
+		assert.Zero(t, testing.AllocsPerRun(100, func() {
+			if err := lrn.LookupNumberInto(db, n, opt, &r); err != nil {
+				panic(err)
+			}
+		}), "%+v", opt)
+	}
 }

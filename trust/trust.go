@@ -138,6 +138,20 @@ func LookupInto(db *format.DB, number string, opt Options, r *Result) error {
 	return nil
 }
 
+// LookupNumber is [Lookup] of a number parsed once with
+// [lnpdb.ParseNumber], so that one parse serves several lookups. Its
+// canonical form takes the lookup's fast path: nothing is parsed again
+// beyond checking its 11 digits, and nothing allocates that Lookup of a
+// canonical input would not. The zero Number is [ErrInvalidNumber].
+func LookupNumber(db *format.DB, n lnpdb.Number, opt Options) (Result, error) {
+	return Lookup(db, n.String(), opt)
+}
+
+// LookupNumberInto is [LookupInto] of a parsed number, as [LookupNumber].
+func LookupNumberInto(db *format.DB, n lnpdb.Number, opt Options, r *Result) error {
+	return LookupInto(db, n.String(), opt, r)
+}
+
 // noReasons is the Reasons of a number without deductions: empty, not nil,
 // so that it marshals as []. Its capacity is 0, so appending to it never
 // writes to it.
