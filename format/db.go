@@ -449,6 +449,10 @@ func (db *DB) Close() error {
 func (db *DB) Path() string { return db.path }
 
 // The spam types a trust record can carry.
+//
+// Deprecated: the trust vocabulary is package trust's: use trust.SpamNone,
+// trust.SpamSpam, trust.SpamScam, trust.SpamRobocall and
+// trust.SpamTelemarketer.
 const (
 	SpamNone         = "NONE"
 	SpamSpam         = "SPAM"
@@ -457,9 +461,15 @@ const (
 	SpamTelemarketer = "TELEMARKETER"
 )
 
-// SpamTypes lists the spam types; a TRUST record stores a type as its index
-// here, so the order is part of the file format.
-var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTelemarketer}
+// SpamTypes lists the spam types.
+//
+// Deprecated: use trust.SpamTypes.
+var SpamTypes = spamTypes
+
+// spamTypes are the spam types a TRUST record stores as an index here, so
+// the order is part of the file format; trust.SpamTypes names them, and a
+// test holds the two lists equal.
+var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
 
 // Get reads everything the table holds for the 10-digit national number tn
 // (e.g. 2025550123): the block data always (unless f includes

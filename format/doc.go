@@ -58,7 +58,7 @@
 // Header, 64 bytes:
 //
 //	[0,8)   magic "LNPDB\r\n\x1a"
-//	[8,10)  format version, 4 (a file of another version is refused
+//	[8,10)  format version, 5 (a file of another version is refused
 //	        with ErrFormat, naming both versions; an older one with the
 //	        advice to rebuild it)
 //	[10,12) flags, 0

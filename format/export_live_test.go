@@ -37,3 +37,7 @@ func (db *DB) BlockOffsets(tn uint64) (word, entry int64, nentry, nthou uint32) 
 
 // SetFS makes w create its files (spill files, the table) through fs.
 func (w *Writer) SetFS(fs vfs.FS) { w.setFS(fs) }
+
+// StoredSpamTypes are the spam types in the order a TRUST record stores
+// them.
+var StoredSpamTypes = spamTypes

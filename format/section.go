@@ -71,7 +71,7 @@ var numSpecs = [numSectionCount]numSpec{
 		id: secTrust, field: FieldTrust,
 		fields: []fieldSpec{{name: "spam type"}, {name: "complaints"}, {name: "first reported", time: true}, {name: "last reported", time: true}},
 		check: func(s *snapshot, v *fieldValues) bool {
-			return v[0] < uint64(len(SpamTypes)) && v[1] <= 1<<32-1 && v[2] <= 1<<32-1 && v[3] <= 1<<32-1
+			return v[0] < uint64(len(spamTypes)) && v[1] <= 1<<32-1 && v[2] <= 1<<32-1 && v[3] <= 1<<32-1
 		},
 		rows: func(w *Writer) rowSource { return &w.trust },
 	},
@@ -355,10 +355,10 @@ func (s *snapshot) decodeSection(i int, v *fieldValues, r *Record) error {
 		}
 		r.CNAM = CNAM{OK: true, Name: name}
 	case numTrust:
-		if v[0] >= uint64(len(SpamTypes)) {
+		if v[0] >= uint64(len(spamTypes)) {
 			return errCorruptRecord
 		}
-		r.Trust = Trust{OK: true, SpamType: SpamTypes[v[0]], Complaints: uint32(v[1]), FirstReported: int64(v[2]), LastReported: int64(v[3])}
+		r.Trust = Trust{OK: true, SpamType: spamTypes[v[0]], Complaints: uint32(v[1]), FirstReported: int64(v[2]), LastReported: int64(v[3])}
 	}
 	return nil
 }

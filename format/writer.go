@@ -205,14 +205,14 @@ func (w *Writer) AddCNAM(tn uint64, line int, name string) error {
 	return w.otherSpill.check()
 }
 
-// ErrSpamType reports a trust record whose spam type is not one of
-// SpamTypes.
+// ErrSpamType reports a trust record whose spam type is not one that the
+// file format stores (trust.SpamTypes).
 var ErrSpamType = errors.New("format: unknown spam type")
 
 // AddTrust adds tn's trust record (t.OK is not looked at). Its SpamType
-// must be one of SpamTypes ("" is not): ErrSpamType otherwise.
+// must be one of trust.SpamTypes ("" is not): ErrSpamType otherwise.
 func (w *Writer) AddTrust(tn uint64, line int, t Trust) error {
-	st := slices.Index(SpamTypes[:], t.SpamType)
+	st := slices.Index(spamTypes[:], t.SpamType)
 	if st < 0 {
 		return fmt.Errorf("%w %q", ErrSpamType, t.SpamType)
 	}

@@ -27,15 +27,19 @@ const (
 	LevelLow    = "low"    // below 40
 )
 
-// The spam types a trust record carries (format.SpamTypes); a number
-// without one is SpamNone.
+// The spam types a trust record carries; a number without one is
+// SpamNone.
 const (
-	SpamNone         = format.SpamNone
-	SpamSpam         = format.SpamSpam
-	SpamScam         = format.SpamScam
-	SpamRobocall     = format.SpamRobocall
-	SpamTelemarketer = format.SpamTelemarketer
+	SpamNone         = "NONE"
+	SpamSpam         = "SPAM"
+	SpamScam         = "SCAM"
+	SpamRobocall     = "ROBOCALL"
+	SpamTelemarketer = "TELEMARKETER"
 )
+
+// SpamTypes lists the spam types in the order a table stores them (as an
+// index): the order is part of the file format.
+var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTelemarketer}
 
 // The reason codes, one per deduction, in the order they are applied.
 const (

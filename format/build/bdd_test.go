@@ -235,7 +235,6 @@ func TestBDDCrossFileChecks(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s %d %d", f.Name, f.Kind, f.Read, f.Skipped))
 		}
 		assert.Equal(t, "blocks.csv blocks 2 0|ratecenters.csv rate centers 1 0|spid.dat npac spid 2 0|sv.dat npac subscription versions 1 0", strings.Join(got, "|"))
-		assert.Equal(t, "LEC", build.CarrierType(0))
 	})
 }
 

@@ -465,7 +465,7 @@ func (b *builder) readCarriers() error {
 					b.ruleSkip(f.name, "a SPID already named by carriers.csv or an earlier SPID file keeps that row")
 					return nil
 				}
-				b.w.AddCarrier(format.Carrier{OCN: sp.SPID, Name: sp.Name, Type: CarrierType(sp.Type)})
+				b.w.AddCarrier(format.Carrier{OCN: sp.SPID, Name: sp.Name, Type: carrierType(sp.Type)})
 				b.report.Rows[f.name]++
 				return nil
 			})
@@ -506,11 +506,11 @@ func (b *builder) reportCarriers() error {
 	return nil
 }
 
-// CarrierType is the carriers.csv carrier_type an NPAC service provider
+// carrierType is the carriers.csv carrier_type an NPAC service provider
 // type stands for: wireline → LEC (landline), wireless → WIRELESS
 // (mobile), class 1 interconnected VoIP → VOIP; non-carrier, a reserved
 // type and none have no line type (docs/DATA.md).
-func CarrierType(t source.SPType) string {
+func carrierType(t source.SPType) string {
 	switch t {
 	case source.SPTypeWireline:
 		return "LEC"
@@ -881,7 +881,7 @@ func (b *builder) readCNAM() error {
 }
 
 // readTrust reads trust.csv; internal/ingest/source has checked each row's spam
-// type (one of format.SpamTypes) and dates.
+// type (one of trust.SpamTypes) and dates.
 func (b *builder) readTrust() error {
 	file := b.one(KindTrust)
 	if file == "" {

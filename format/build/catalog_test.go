@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lnpdb/lnpdb/internal/ingest/source"
 )
 
 // TestSniffExamples: every example file of testdata/npac is recognised as
@@ -60,4 +62,15 @@ func TestSniffDamagedAndBlankFirst(t *testing.T) {
 	k, err := sniff(fsys, "cr.dat")
 	require.NoError(t, err)
 	assert.Equal(t, KindSV, k)
+}
+
+// TestCarrierType: an NPAC service provider type's carrier type.
+func TestCarrierType(t *testing.T) {
+	for typ, want := range map[source.SPType]string{
+		source.SPTypeWireline: "LEC", source.SPTypeWireless: "WIRELESS",
+		source.SPTypeClass1InterconnectedVoIP: "VOIP", source.SPTypeNonCarrier: "NONCARRIER",
+		source.SPTypeNone: "", 4: "",
+	} {
+		assert.Equal(t, want, carrierType(typ), "%d", typ)
+	}
 }

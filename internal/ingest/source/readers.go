@@ -6,8 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
+	"github.com/lnpdb/lnpdb/trust"
 )
 
 // Carrier is a row of carriers.csv: a carrier, keyed by its OCN (which is
@@ -312,7 +312,7 @@ func parseCNAM(p *rowParser, v *CNAM) (rerr *RowError) {
 // Trust is a row of trust.csv: complaint data for a number.
 type Trust struct {
 	TN            nanp.Number
-	SpamType      string // one of format.SpamTypes (trust.csv may write it in any case; "" is NONE)
+	SpamType      string // one of trust.SpamTypes (trust.csv may write it in any case; "" is NONE)
 	Complaints    uint32
 	FirstReported int64 // Unix seconds, 0 if none
 	LastReported  int64 // Unix seconds, 0 if none; not before FirstReported
@@ -358,12 +358,12 @@ func parseTrust(p *rowParser, v *Trust) (rerr *RowError) {
 }
 
 func spamType(s string) (string, bool) {
-	for _, name := range format.SpamTypes {
+	for _, name := range trust.SpamTypes {
 		if equalFold(s, name) {
 			return name, true
 		}
 	}
-	return format.SpamNone, s == ""
+	return trust.SpamNone, s == ""
 }
 
 // Update actions.
