@@ -8,11 +8,15 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cnam"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/format/build"
 	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/lnpdb/lnpdb/messaging"
+	"github.com/lnpdb/lnpdb/trust"
 )
 
 // openSample builds the sample that ships with the module into a temporary
@@ -103,6 +107,40 @@ func ExampleLookupMany() {
 	// 12025560123 error: lnpdb: number not found
 	// 911 error: lnpdb: invalid phone number: must be 10 digits, or 11 digits starting with 1
 	// 19115550123 error: lnpdb: invalid phone number: NPA 911 is an N11 code, which is not a geographic area code
+}
+
+// One parse serves every lookup of a number: each lookup package takes the
+// lnpdb.Number that ParseNumber returns.
+func ExampleLookupNumber() {
+	db, dir := openSample()
+	defer os.RemoveAll(dir)
+	defer db.Close()
+
+	n, err := lnpdb.ParseNumber("tel:+1-201-481-4567")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := lrn.LookupNumber(db, n, lrn.Options{Messaging: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cnam.LookupNumber(db, n, cnam.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := messaging.LookupNumber(db, n, messaging.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := trust.LookupNumber(db, n, trust.Options{Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n, r.LRN, r.Source)
+	fmt.Println(c.CNAM, "|", m.Provider, "|", t.Score, t.Level)
+	// Output:
+	// 12014814567 17327370999 ported
+	// PATEL THOMAS | Parcelnet SMS | 100 high
 }
 
 func ExampleParseTelURI() {
