@@ -27,6 +27,8 @@ func openAndVerify(t testing.TB, dir string, b []byte) error {
 	require.NoError(t, os.WriteFile(p, b, 0o644))
 	db, err := format.OpenWriter(p)
 	if err != nil {
+		_, berr := format.OpenBytes(bytes.Clone(b))
+		assert.Error(t, berr, "OpenBytes of a table Open refuses")
 		return err
 	}
 	defer db.Close()
@@ -73,7 +75,22 @@ func openAndVerify(t testing.TB, dir string, b []byte) error {
 	} else {
 		assert.Equal(t, routes, batch, "GetRoutes")
 	}
-	return db.Verify()
+	verr := db.Verify()
+	// OpenBytes of the same bytes opens, answers and verifies alike.
+	mem, err := format.OpenBytes(bytes.Clone(b))
+	if !assert.NoError(t, err, "OpenBytes of a table Open opens") {
+		return verr
+	}
+	defer mem.Close()
+	for _, tn := range tns {
+		rec, ferr := db.Get(tn, format.FieldAll)
+		got, berr := mem.Get(tn, format.FieldAll)
+		if assert.Equal(t, ferr == nil, berr == nil, "OpenBytes: Get %d: %v, %v", tn, ferr, berr) && berr == nil {
+			assert.Equal(t, rec, got, "OpenBytes: Get %d", tn)
+		}
+	}
+	assert.Equal(t, verr == nil, mem.Verify() == nil, "OpenBytes: Verify")
+	return verr
 }
 
 func miniTable(t testing.TB) []byte {

@@ -97,6 +97,7 @@ type openConfig struct {
 	readOnly  bool
 	shared    bool // with readOnly: the journal is replayed all the same
 	hugePages bool
+	inMemory  bool // OpenBytes: no file, no journal
 	fs        vfs.FS
 }
 
@@ -202,6 +203,39 @@ func Open(path string, opts ...Option) (*DB, error) {
 		return db, nil
 	}
 	return db.openShared()
+}
+
+// ErrInMemory reports a Reload of a table opened from memory (OpenBytes),
+// which has no file to read again.
+var ErrInMemory = errors.New("format: table opened from memory")
+
+// OpenBytes opens a table held in memory — embedded with //go:embed, or
+// received whole — as Open opens a file: the same checks of the header,
+// the directory and the dictionaries, and with Verify every checksum and
+// record. A damaged or truncated table is an error, never a panic.
+//
+// b is read in place, not copied: it must not change while the DB is
+// open, and it stays referenced until Close. A table has no journal in
+// memory: Apply, ApplyBatch and Compact return ErrReadOnly, and Reload
+// ErrInMemory. HugePages is ignored; the lookups cost what they cost on a
+// mapped file, but for a buffer that is not 64-byte aligned, where a
+// bucket may straddle two cache lines.
+func OpenBytes(b []byte, opts ...Option) (*DB, error) {
+	cfg := openConfig{fs: vfs.Default}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.readOnly, cfg.shared, cfg.hugePages, cfg.inMemory = true, false, false, true
+	s, err := loadSnapshot(newRegion(b, nil, placementBytes))
+	if err == nil && cfg.verify {
+		err = s.verify()
+	}
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{fs: cfg.fs, cfg: cfg, keys: map[[32]byte]remembered{}}
+	db.snap.Store(s)
+	return db, nil
 }
 
 // OpenWriter opens the table file at path for updates: as Open, and it
@@ -445,7 +479,7 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Path is the file the DB was opened from.
+// Path is the file the DB was opened from; "" for OpenBytes.
 func (db *DB) Path() string { return db.path }
 
 // The spam types a trust record can carry.

@@ -56,6 +56,31 @@ func ExampleOpen() {
 	// 1 file in the directory
 }
 
+// OpenBytes opens a table held in memory, such as one a program embeds with
+// //go:embed: the same checks as Open, no file.
+func ExampleOpenBytes() {
+	path, dir := sampleTable()
+	defer os.RemoveAll(dir)
+	table, err := os.ReadFile(path) // or: //go:embed sample.lnpdb
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	db, err := format.OpenBytes(table, format.Verify())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	n, _ := lnpdb.ParseNumber("2025550123")
+	rec, err := db.Get(n.National(), format.FieldPorted)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rec.Ported.LRN, db.Info().Counts.Ported, "ported numbers")
+	// Output:
+	// 17718860000 3000 ported numbers
+}
+
 // OpenWriter opens a table for live updates: one process at a time holds
 // it. An applied batch is journaled before ApplyBatch returns, answered at
 // once, and seen by readers when they Reload.

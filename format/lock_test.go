@@ -2,6 +2,7 @@ package format_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -311,4 +312,34 @@ func TestOpenOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ported(t, sh, batchFor(0)[0].TN).OK, "Shared is Open's default")
 	require.NoError(t, sh.Close())
+}
+
+// TestOpenBytes: a table in memory answers as its file does, takes no
+// update, has nothing to reload, and a damaged one is refused with Verify.
+func TestOpenBytes(t *testing.T) {
+	path := testdb.Build(t, mini)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	file, err := format.Open(path)
+	require.NoError(t, err)
+	defer file.Close()
+	mem, err := format.OpenBytes(b, format.Verify())
+	require.NoError(t, err)
+	for _, u := range batchFor(0) {
+		assert.Equal(t, ported(t, file, u.TN), ported(t, mem, u.TN))
+	}
+	assert.Equal(t, file.Info().Counts, mem.Info().Counts)
+	require.ErrorIs(t, mem.Apply(batchFor(0)), format.ErrReadOnly)
+	require.ErrorIs(t, mem.Compact(context.Background()), format.ErrReadOnly)
+	require.ErrorIs(t, mem.Reload(), format.ErrInMemory)
+	require.NoError(t, mem.Close())
+	_, err = mem.Get(batchFor(0)[0].TN, format.FieldPorted)
+	require.ErrorIs(t, err, format.ErrClosed)
+
+	bad := bytes.Clone(b)
+	bad[len(bad)-100] ^= 0x10
+	_, err = format.OpenBytes(bad, format.Verify())
+	require.Error(t, err, "a damaged byte, found by Verify")
+	_, err = format.OpenBytes([]byte("junk\n"))
+	require.ErrorIs(t, err, format.ErrCorrupt)
 }

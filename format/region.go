@@ -17,6 +17,7 @@ const (
 	placementHugeTmpfs = "huge-page tmpfs mapping"
 	placementEmpty     = "empty"
 	placementHeap      = "heap copy"
+	placementBytes     = "memory given to OpenBytes"
 )
 
 // hugePageSize is the transparent huge page size the huge-page copy aligns

@@ -499,6 +499,9 @@ func (db *DB) Reload() error {
 
 // reread is Reload of a DB opened for reading.
 func (db *DB) reread() error {
+	if db.cfg.inMemory {
+		return ErrInMemory
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	var ns *snapshot
