@@ -13,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/format/internal/journal"
 	"github.com/lnpdb/lnpdb/internal/core/atomicfile"
+	"github.com/lnpdb/lnpdb/internal/core/spamtype"
 	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
@@ -488,11 +489,11 @@ func (db *DB) Path() string { return db.path }
 // trust.SpamSpam, trust.SpamScam, trust.SpamRobocall and
 // trust.SpamTelemarketer.
 const (
-	SpamNone         = "NONE"
-	SpamSpam         = "SPAM"
-	SpamScam         = "SCAM"
-	SpamRobocall     = "ROBOCALL"
-	SpamTelemarketer = "TELEMARKETER"
+	SpamNone         = spamtype.None
+	SpamSpam         = spamtype.Spam
+	SpamScam         = spamtype.Scam
+	SpamRobocall     = spamtype.Robocall
+	SpamTelemarketer = spamtype.Telemarketer
 )
 
 // SpamTypes lists the spam types.
@@ -501,9 +502,8 @@ const (
 var SpamTypes = spamTypes
 
 // spamTypes are the spam types a TRUST record stores as an index here, so
-// the order is part of the file format; trust.SpamTypes names them, and a
-// test holds the two lists equal.
-var spamTypes = [...]string{"NONE", "SPAM", "SCAM", "ROBOCALL", "TELEMARKETER"}
+// the order is part of the file format; trust.SpamTypes exports them.
+var spamTypes = spamtype.Types
 
 // Get reads everything the table holds for the 10-digit national number tn
 // (e.g. 2025550123): the block data always (unless f includes

@@ -7,6 +7,7 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/core/lookup"
+	"github.com/lnpdb/lnpdb/internal/core/spamtype"
 )
 
 // The sentinel errors of a lookup. They are the same values as the root
@@ -30,16 +31,16 @@ const (
 // The spam types a trust record carries; a number without one is
 // SpamNone.
 const (
-	SpamNone         = "NONE"
-	SpamSpam         = "SPAM"
-	SpamScam         = "SCAM"
-	SpamRobocall     = "ROBOCALL"
-	SpamTelemarketer = "TELEMARKETER"
+	SpamNone         = spamtype.None
+	SpamSpam         = spamtype.Spam
+	SpamScam         = spamtype.Scam
+	SpamRobocall     = spamtype.Robocall
+	SpamTelemarketer = spamtype.Telemarketer
 )
 
 // SpamTypes lists the spam types in the order a table stores them (as an
 // index): the order is part of the file format.
-var SpamTypes = [...]string{SpamNone, SpamSpam, SpamScam, SpamRobocall, SpamTelemarketer}
+var SpamTypes = spamtype.Types
 
 // The reason codes, one per deduction, in the order they are applied.
 const (

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
-	"github.com/lnpdb/lnpdb/trust"
+	"github.com/lnpdb/lnpdb/internal/core/spamtype"
 )
 
 // accountingSeeds are inputs every reader's fuzz target starts from: the
@@ -259,7 +259,7 @@ func FuzzReadTrust(f *testing.F) {
 		"2025550125,spam,4294967295,20240201000000,2024-01-01T00:00:00Z", "2025550126,JUNK,-1,x,y"),
 		func(t *testing.T, v *Trust) int {
 			checkNumber(t, v.TN, false)
-			require.Contains(t, []string{trust.SpamNone, trust.SpamSpam, trust.SpamScam, trust.SpamRobocall, trust.SpamTelemarketer}, v.SpamType)
+			require.Contains(t, []string{spamtype.None, spamtype.Spam, spamtype.Scam, spamtype.Robocall, spamtype.Telemarketer}, v.SpamType)
 			checkTime(t, v.FirstReported)
 			checkTime(t, v.LastReported)
 			if v.FirstReported != 0 && v.LastReported != 0 {

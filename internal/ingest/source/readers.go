@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
-	"github.com/lnpdb/lnpdb/trust"
+	"github.com/lnpdb/lnpdb/internal/core/spamtype"
 )
 
 // Carrier is a row of carriers.csv: a carrier, keyed by its OCN (which is
@@ -312,7 +312,7 @@ func parseCNAM(p *rowParser, v *CNAM) (rerr *RowError) {
 // Trust is a row of trust.csv: complaint data for a number.
 type Trust struct {
 	TN            nanp.Number
-	SpamType      string // one of trust.SpamTypes (trust.csv may write it in any case; "" is NONE)
+	SpamType      string // one of spamtype.Types (trust.csv may write it in any case; "" is NONE)
 	Complaints    uint32
 	FirstReported int64 // Unix seconds, 0 if none
 	LastReported  int64 // Unix seconds, 0 if none; not before FirstReported
@@ -358,12 +358,12 @@ func parseTrust(p *rowParser, v *Trust) (rerr *RowError) {
 }
 
 func spamType(s string) (string, bool) {
-	for _, name := range trust.SpamTypes {
+	for _, name := range spamtype.Types {
 		if equalFold(s, name) {
 			return name, true
 		}
 	}
-	return trust.SpamNone, s == ""
+	return spamtype.None, s == ""
 }
 
 // Update actions.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
-	"github.com/lnpdb/lnpdb/trust"
+	"github.com/lnpdb/lnpdb/internal/core/spamtype"
 )
 
 // Bad numbers every TN and LRN column rejects.
@@ -282,7 +282,7 @@ func TestReadTrust(t *testing.T) {
 		read:     ReadTrust,
 		cols:     []string{"tn", "spam_type", "complaint_count", "first_reported", "last_reported"},
 		good:     []string{"2025550123", "robocall", "4294967295", "2024-01-01T00:00:00-05:00", "20240201000000"},
-		want:     Trust{TN: 2025550123, SpamType: trust.SpamRobocall, Complaints: 4294967295, FirstReported: 1704085200, LastReported: 1706745600},
+		want:     Trust{TN: 2025550123, SpamType: spamtype.Robocall, Complaints: 4294967295, FirstReported: 1704085200, LastReported: 1706745600},
 		setLine:  func(v *Trust, l int) { v.Line = l },
 		required: []string{"tn", "spam_type", "complaint_count", "first_reported", "last_reported"},
 		bad: append(append(append(badNumbers("tn", true),
@@ -299,8 +299,8 @@ func TestReadTrust(t *testing.T) {
 	}
 	spec.run(t)
 
-	for in, want := range map[string]string{"": trust.SpamNone, "none": trust.SpamNone, "Spam": trust.SpamSpam, "SCAM": trust.SpamScam,
-		"telemarketer": trust.SpamTelemarketer, "ROBOCALL": trust.SpamRobocall} {
+	for in, want := range map[string]string{"": spamtype.None, "none": spamtype.None, "Spam": spamtype.Spam, "SCAM": spamtype.Scam,
+		"telemarketer": spamtype.Telemarketer, "ROBOCALL": spamtype.Robocall} {
 		got, err := readAll(ReadTrust, csvFile(false, spec.cols, spec.with("spam_type", in)), Options{})
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got[0].SpamType, in)
