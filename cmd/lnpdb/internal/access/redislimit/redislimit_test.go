@@ -80,7 +80,9 @@ func TestSameDecisionsAsMemory(t *testing.T) {
 
 func TestWindow(t *testing.T) {
 	srv := testredis.Start(t)
-	const window = 300 * time.Millisecond
+	// A window no stall of a busy machine outlasts between two requests;
+	// its end is brought forward in Redis below, not waited for.
+	const window = time.Minute
 	l := newLimiter(t, srv.URL(), func(c *Config) { c.Window = window })
 	ctx := context.Background()
 
@@ -101,8 +103,18 @@ func TestWindow(t *testing.T) {
 	d, _ = l.AllowN(ctx, "a", 5, 1)
 	assert.False(t, d.Allowed)
 
-	// After Reset, a new window with the whole budget.
-	time.Sleep(d.Reset + 20*time.Millisecond)
+	// The counter expires with the window.
+	counter := DefaultPrefix + "a"
+	ttl, err := l.client.PTTL(ctx, counter).Result()
+	require.NoError(t, err)
+	assert.True(t, ttl > 0 && ttl <= window, "the counter expires in %v", ttl)
+
+	// After Reset (the counter expired), a new window with the whole budget.
+	require.NoError(t, l.client.PExpire(ctx, counter, time.Millisecond).Err())
+	require.Eventually(t, func() bool {
+		n, err := l.client.Exists(ctx, counter).Result()
+		return err == nil && n == 0
+	}, time.Minute, time.Millisecond, "the counter expires")
 	d, _ = l.AllowN(ctx, "a", 5, 5)
 	assert.Equal(t, ratelimit.Decision{Allowed: true, Limit: 5, Remaining: 0, Reset: window}, d)
 }
@@ -186,11 +198,16 @@ func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	srv := testredis.Start(t)
 	logs := new(logCounter)
 	reg := prometheus.NewRegistry()
+	// A stopped Redis refuses at once: a decision that waited for this
+	// timeout would show as the slowest, far above any stall of a busy
+	// machine.
+	const timeout = 10 * time.Second
 	a := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		c.Registerer = reg
+		c.Timeout = timeout
 	}))
-	b := newLimiter(t, srv.URL(), mode(pipeline, nil))
+	b := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) { c.Timeout = timeout }))
 
 	var stop atomic.Bool
 	var decided, failed atomic.Int64
@@ -217,11 +234,7 @@ func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			require.True(t, time.Now().Before(deadline), "waiting for %s", what)
-			time.Sleep(5 * time.Millisecond)
-		}
+		require.Eventually(t, cond, time.Minute, 5*time.Millisecond, "waiting for %s", what)
 	}
 	upGauge := func() float64 { return testutil.ToFloat64(a.upGauge) }
 	fallbacks := func() float64 { return testutil.ToFloat64(a.fallbackCount) }
@@ -232,10 +245,10 @@ func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	require.Zero(t, fallbacks())
 
 	srv.Stop()
-	before := decided.Load()
 	waitFor("node a to notice", func() bool { return !a.Status().OK })
 	waitFor("node b to notice", func() bool { return !b.Status().OK })
-	waitFor("local decisions", func() bool { return decided.Load() > before+2000 })
+	// Node a's own decisions: its workers may be slower than b's.
+	waitFor("local decisions", func() bool { return fallbacks() > 1000 })
 	st := a.Status()
 	assert.NotEmpty(t, st.LastError)
 	assert.Equal(t, 0.0, upGauge())
@@ -271,7 +284,7 @@ func testRedisStoppedMidRun(t *testing.T, pipeline bool) {
 	wg.Wait()
 	assert.Equal(t, uint64(fallbacks()), a.Status().Fallbacks, "status and metric count the same")
 	assert.Zero(t, failed.Load(), "every request got a decision")
-	assert.Less(t, time.Duration(slowest.Load()), 2*time.Second, "no request waited for the timeout on the dead Redis")
+	assert.Less(t, time.Duration(slowest.Load()), timeout, "no request waited for the timeout on the dead Redis")
 	assert.Equal(t, 1, logs.count("unreachable"), "one line when it went down")
 	assert.Equal(t, 1, logs.count("back"), "one when it came back")
 	assert.Equal(t, 2, logs.count("\n"), "and no other line")
@@ -285,43 +298,57 @@ func TestRedisHangs(t *testing.T) { bothModes(t, testRedisHangs) }
 
 func testRedisHangs(t *testing.T, pipeline bool) {
 	srv := testredis.Start(t)
-	const timeout = 50 * time.Millisecond
+	// Long enough that a busy machine's stall is not taken for a hung
+	// Redis (50 ms was not); only the one decision sent to the stopped
+	// Redis waits it out.
+	const timeout = time.Second
 	l := newLimiter(t, srv.URL(), mode(pipeline, func(c *Config) { c.Timeout = timeout }))
 	ctx := context.Background()
+	waitUp(t, l)
 	d, err := l.AllowN(ctx, "k", 100, 1)
 	require.NoError(t, err)
 	require.Equal(t, 99, d.Remaining)
 	require.True(t, l.Status().OK)
+	require.Zero(t, l.Status().Fallbacks)
 
 	srv.Pause()
 	defer srv.Resume()
-	var slowest time.Duration
-	for range 200 {
-		start := time.Now()
+	start := time.Now()
+	_, err = l.AllowN(ctx, "k", 100, 1)
+	first := time.Since(start)
+	require.NoError(t, err)
+	st := l.Status()
+	assert.False(t, st.OK, "the decision that timed out took Redis off the request path")
+	assert.Contains(t, st.LastError, "timeout")
+	// The go-redis defaults would have retried it (4 attempts of the
+	// timeout at least); one attempt is the timeout and a busy machine's
+	// delay.
+	assert.Less(t, first, 3*timeout, "one attempt, not retried")
+	// The next decisions do not go to Redis at all: none fails there (a
+	// probe may, about one per timeout), and each is taken locally.
+	errs := testutil.ToFloat64(l.errorCount)
+	for range 199 {
 		_, err := l.AllowN(ctx, "k", 100, 1)
 		require.NoError(t, err)
-		slowest = max(slowest, time.Since(start))
 	}
-	st := l.Status()
-	assert.False(t, st.OK)
-	assert.Contains(t, st.LastError, "timeout")
-	assert.GreaterOrEqual(t, st.Fallbacks, uint64(199))
-	// The first decision waits for the timeout (a busy machine adds to it);
-	// the go-redis default would have been 3 retries of 5 s.
-	assert.Less(t, slowest, time.Second)
+	assert.LessOrEqual(t, testutil.ToFloat64(l.errorCount)-errs, 2.0, "no decision sent to the stopped Redis")
+	assert.Equal(t, uint64(200), l.Status().Fallbacks)
 
 	srv.Resume()
-	deadline := time.Now().Add(10 * time.Second)
-	for !l.Status().OK {
-		require.True(t, time.Now().Before(deadline), "Redis not back")
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUp(t, l)
 	// The count kept in Redis goes on. The one decision that timed out
 	// was sent before Redis stopped reading: Redis may still have run it
 	// on resuming, and counted a lookup that the node decided locally
 	// (an over-count, never an under-count).
 	d, _ = l.AllowN(ctx, "k", 100, 1)
 	assert.True(t, d.Remaining == 98 || d.Remaining == 97, "remaining %d", d.Remaining)
+}
+
+// waitUp waits until l takes its decisions in Redis (its probe found
+// Redis answering).
+func waitUp(t *testing.T, l *Limiter) {
+	t.Helper()
+	require.Eventually(t, func() bool { return l.Status().OK }, time.Minute, 5*time.Millisecond, "Redis not back")
 }
 
 // TestStartsWithoutRedis: a Redis that does not answer at start is not an
@@ -342,11 +369,7 @@ func TestStartsWithoutRedis(t *testing.T) {
 	assert.Equal(t, uint64(2), l.Status().Fallbacks)
 
 	srv.Restart()
-	deadline := time.Now().Add(10 * time.Second)
-	for !l.Status().OK {
-		require.True(t, time.Now().Before(deadline), "Redis not back")
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUp(t, l)
 	d, _ = l.AllowN(context.Background(), "k", 1, 1)
 	assert.True(t, d.Allowed, "a new count in Redis")
 }
