@@ -293,13 +293,18 @@ func TestCrashLosesNoAcknowledgedUpdate(t *testing.T) {
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		killAt := time.Duration(50+r.IntN(400)) * time.Millisecond
-		timer := time.AfterFunc(killAt, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		// Killed after a random number of the child's lines (past its
+		// first acknowledgement, however slowly the child starts), so the
+		// kill lands while it applies, compacts or writes.
+		killAfter := 3 + r.IntN(120)
 		// The update in flight when the kill lands (tried, not acknowledged)
 		// may or may not have survived; every acknowledged one must have.
 		var inflight, inflightLRN uint64
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
+		for lines := 1; sc.Scan(); lines++ {
+			if lines == killAfter {
+				cmd.Process.Signal(syscall.SIGKILL)
+			}
 			var tn, lrn uint64
 			if n, _ := fmt.Sscanf(sc.Text(), "try %d %d", &tn, &lrn); n == 2 {
 				inflight, inflightLRN = tn, lrn
@@ -311,7 +316,6 @@ func TestCrashLosesNoAcknowledgedUpdate(t *testing.T) {
 		}
 		io.Copy(io.Discard, stdout)
 		cmd.Wait()
-		timer.Stop()
 
 		db, err := format.OpenWriter(path)
 		require.NoError(t, err, "round %d", round)
