@@ -20,7 +20,9 @@
 // lookups it answered since its last sync uncharged: never more charged
 // than delivered), and that the nodes agree on every updated number.
 //
-// It runs on Linux (prlimit, /proc, SIGSTOP); it skips, saying which
-// Debian package is missing, without postgresql or redis-server, and with
-// -short, and under -race (the binary it attacks is built without it).
+// It takes minutes, so it runs only when LNPDB_RESILIENCE is set (.ci/run
+// sets it: LNPDB_RESILIENCE=1 go test ./cmd/lnpdb/tests/resilience). It
+// runs on Linux (prlimit, /proc, SIGSTOP); it skips, saying which Debian
+// package is missing, without postgresql or redis-server, and with -short,
+// and under -race (the binary it attacks is built without it).
 package resilience

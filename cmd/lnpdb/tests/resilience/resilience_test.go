@@ -141,9 +141,16 @@ func (c *cluster) postgresPIDs(t *testing.T) []int {
 	return postgresPIDs(t, backend)
 }
 
+// suiteEnv names the variable that runs the suite: it takes minutes, and
+// is not part of the test command a contributor runs every time.
+const suiteEnv = "LNPDB_RESILIENCE"
+
 // TestResilience attacks a two-node cluster, then one node under a low
 // descriptor limit, then lnpdb pull, in one run.
 func TestResilience(t *testing.T) {
+	if os.Getenv(suiteEnv) == "" {
+		t.Skipf("a suite of minutes of its own: %s=1 runs it (.ci/run does)", suiteEnv)
+	}
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and lnpdb serve processes")
 	}
