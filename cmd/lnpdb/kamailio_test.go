@@ -72,8 +72,15 @@ func netns(t *testing.T) string {
 	return name
 }
 
-// startIn starts a command in namespace ns; it is stopped with SIGTERM when
-// the test ends. Its output goes to out.
+// stopBound bounds the wait for a command started by startIn to exit on
+// SIGTERM. It is above Kamailio's own bound on its shutdown (exit_timeout in
+// testdata/softswitch/kamailio.cfg), after which Kamailio kills the children
+// that have not exited: only a process that ignores SIGTERM reaches it.
+const stopBound = 2 * time.Minute
+
+// startIn starts a command in namespace ns (ip netns exec runs it as the
+// process started, not as a child); it is stopped with SIGTERM when the test
+// ends, and the test waits for it to exit. Its output goes to out.
 func startIn(t *testing.T, ns string, out *testio.Buffer, env []string, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, name}, args...)...)
@@ -84,12 +91,16 @@ func startIn(t *testing.T, ns string, out *testio.Buffer, env []string, name str
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		stopping := time.Now()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(stopBound):
 			_ = cmd.Process.Kill()
 			<-done
-			t.Errorf("%s did not stop on SIGTERM", name)
+			t.Errorf("%s did not stop on SIGTERM; it wrote:\n%s", name, tail(out.String(), 3000))
+		}
+		if took := time.Since(stopping); took > 5*time.Second {
+			t.Logf("%s took %v to stop on SIGTERM; it wrote:\n%s", name, took.Round(time.Millisecond), tail(out.String(), 3000))
 		}
 	})
 	return cmd
