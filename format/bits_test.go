@@ -56,6 +56,7 @@ func packedSection(t *testing.T, r *rand.Rand, keys []uint64, widths []uint) (*n
 }
 
 func TestBucketTablesFindEveryKeyAndNothingElse(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 60 {
 		var widths []uint

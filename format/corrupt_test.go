@@ -135,6 +135,7 @@ func TestWrongMagicAndVersion(t *testing.T) {
 // and directory, every 61st byte, and random ones — and requires Open or
 // Verify to fail each time, naming a section.
 func TestFlippedBytes(t *testing.T) {
+	t.Parallel()
 	good := miniTable(t)
 	dir := t.TempDir()
 	offsets := map[int]bool{}

@@ -246,6 +246,7 @@ func mustTN(mismatch string) uint64 {
 // committed batches in turn: Open must refuse every one (the damage is in
 // acknowledged data), never replay a different set of updates.
 func TestDamagedJournalAtEveryOffset(t *testing.T) {
+	t.Parallel()
 	path := testdb.Build(t, mini)
 	db, err := format.OpenWriter(path)
 	require.NoError(t, err)
@@ -283,6 +284,7 @@ func TestDamagedJournalAtEveryOffset(t *testing.T) {
 // Verify). LNPDB_EVERY_OFFSET=1 takes every byte (103,134 opens:
 // minutes).
 func TestDamagedTableAtEveryOffset(t *testing.T) {
+	t.Parallel()
 	path := testdb.Build(t, mini)
 	good, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -338,6 +340,7 @@ func TestKillDuringApplyAndCompact(t *testing.T) {
 	if os.Getenv("LNPDB_KILL_CHILD") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel()
 	path := testdb.Build(t, mini)
 	rounds := 30
 	if testing.Short() {
@@ -485,6 +488,7 @@ func TestKillDuringBuild(t *testing.T) {
 	if os.Getenv("LNPDB_BUILD_CHILD") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
 	_, err := build.Build(context.Background(), os.DirFS("../testdata/sample"), out, build.Options{})
 	require.NoError(t, err)

@@ -175,6 +175,7 @@ func TestRoundTripMini(t *testing.T) {
 }
 
 func TestRoundTripSample(t *testing.T) {
+	t.Parallel()
 	db := testdb.Sample(t)
 	o := loadOracle(t, lnpdb.Sample())
 	checkAgainstOracle(t, db, o)

@@ -30,6 +30,7 @@ func lookupNumbers(t *testing.T) []uint64 {
 // same records, and that BlockUnlessPorted only leaves out the block data of
 // ported numbers.
 func TestGetFieldsAgree(t *testing.T) {
+	t.Parallel()
 	db := testdb.Sample(t)
 	tns := lookupNumbers(t)
 	out := make([]format.Record, len(tns))
