@@ -340,7 +340,6 @@ func TestKillDuringApplyAndCompact(t *testing.T) {
 	if os.Getenv("LNPDB_KILL_CHILD") != "" {
 		t.Skip("in the child")
 	}
-	t.Parallel()
 	path := testdb.Build(t, mini)
 	rounds := 30
 	if testing.Short() {
@@ -488,7 +487,6 @@ func TestKillDuringBuild(t *testing.T) {
 	if os.Getenv("LNPDB_BUILD_CHILD") != "" {
 		t.Skip("in the child")
 	}
-	t.Parallel()
 	out := filepath.Join(t.TempDir(), "t.lnpdb")
 	_, err := build.Build(context.Background(), os.DirFS("../testdata/sample"), out, build.Options{})
 	require.NoError(t, err)

@@ -280,7 +280,6 @@ func TestCrashLosesNoAcknowledgedUpdate(t *testing.T) {
 	if os.Getenv("LNPDB_CRASH_CHILD") != "" {
 		t.Skip("in the child")
 	}
-	t.Parallel()
 	path := testdb.Build(t, mini)
 	r := rand.New(rand.NewPCG(5, 6))
 	rounds := 6
