@@ -49,11 +49,14 @@ func TestServeWebUI(t *testing.T) {
 	assert.Contains(t, body, `name="key"`)
 	code, _, _ = page(base, webui.ConsoleSignIn)
 	assert.Equal(t, http.StatusNotFound, code, "no admin keys: no console")
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	noRedirect.Jar = jar
-	res, _, err := testweb.SignIn(noRedirect, base, webui.AccountSignIn, key)
+	// A browser of its own for each sign-in: one already signed in is sent
+	// on from the sign-in page, and cookies do not tell ports apart.
+	browser := func() *http.Client {
+		jar, err := cookiejar.New(nil)
+		require.NoError(t, err)
+		return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	res, _, err := testweb.SignIn(browser(), base, webui.AccountSignIn, key)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, webui.AccountHome, res.Header.Get("Location"))
@@ -80,7 +83,7 @@ func TestServeWebUI(t *testing.T) {
 	code, body, _ = page(base, webui.ConsoleSignIn)
 	assert.Equal(t, http.StatusOK, code, body)
 	for k, want := range map[string]int{lookupKey: http.StatusUnauthorized, adminKey: http.StatusSeeOther} {
-		res, _, err := testweb.SignIn(noRedirect, base, webui.ConsoleSignIn, k)
+		res, _, err := testweb.SignIn(browser(), base, webui.ConsoleSignIn, k)
 		require.NoError(t, err)
 		assert.Equal(t, want, res.StatusCode)
 	}
