@@ -10,7 +10,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/core/vfs"
 )
 
-// Install puts the table read from r at path, the way a table fetched from
+// InstallFrom puts the table read from r at path, the way a table fetched from
 // elsewhere (a download, a pipe) must arrive: r is written to a temporary
 // file beside path, fsync'd, verified as the Verify option verifies (every
 // section's checksum and structure), and only then renamed over path and
@@ -22,18 +22,26 @@ import (
 // number of bytes the header declares is read and written, no more — a
 // stream that goes on past them is refused at the first byte beyond. So a
 // stream that is not a table writes nothing, and one with trailing bytes
-// writes at most the declared size.
+// writes at most the declared size. opt refines it; its zero value
+// installs a table of any size.
 //
 // It returns the installed table's Info, with Path set to path (also when
 // only the final directory fsync failed: the table is in place then, and
 // the error says so). A server
 // mapping path picks the new file up with Reload; lookups on the old
 // mapping are unaffected by the rename.
-func Install(path string, r io.Reader) (Info, error) {
-	return install(vfs.Default, path, r, InstallOptions{})
+func InstallFrom(path string, r io.Reader, opt InstallOptions) (Info, error) {
+	return install(vfs.Default, path, r, opt)
 }
 
-// InstallOptions refine InstallWith.
+// Install is InstallFrom with the zero InstallOptions.
+//
+// Deprecated: use InstallFrom(path, r, InstallOptions{}).
+func Install(path string, r io.Reader) (Info, error) {
+	return InstallFrom(path, r, InstallOptions{})
+}
+
+// InstallOptions refine InstallFrom.
 type InstallOptions struct {
 	// MaxBytes, when positive, refuses a table whose header declares more
 	// bytes, before anything is written.
@@ -43,9 +51,12 @@ type InstallOptions struct {
 // ErrTooLarge reports a table larger than InstallOptions.MaxBytes allows.
 var ErrTooLarge = errors.New("format: table larger than allowed")
 
-// InstallWith is Install with options.
+// InstallWith is InstallFrom.
+//
+// Deprecated: use InstallFrom, which is the same call under the name of
+// what it does.
 func InstallWith(path string, r io.Reader, opt InstallOptions) (Info, error) {
-	return install(vfs.Default, path, r, opt)
+	return InstallFrom(path, r, opt)
 }
 
 // maxDeclared bounds the size a header may declare (an int64, with room).

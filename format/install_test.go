@@ -66,7 +66,7 @@ func assertUntouched(t *testing.T, path string, want []byte) {
 
 func TestInstall(t *testing.T) {
 	path, _, newer := installFixture(t)
-	info, err := Install(path, bytes.NewReader(newer))
+	info, err := InstallFrom(path, bytes.NewReader(newer), InstallOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, path, info.Path)
 	assert.Equal(t, int64(len(newer)), info.Size)
@@ -76,7 +76,7 @@ func TestInstall(t *testing.T) {
 
 	// Into an empty place, too.
 	fresh := filepath.Join(t.TempDir(), "fresh.lnpdb")
-	_, err = Install(fresh, bytes.NewReader(newer))
+	_, err = InstallFrom(fresh, bytes.NewReader(newer), InstallOptions{})
 	require.NoError(t, err)
 	assertUntouched(t, fresh, newer)
 }
@@ -100,7 +100,7 @@ func TestInstallRefusesBadStreams(t *testing.T) {
 		"read fails":    {io.MultiReader(bytes.NewReader(newer[:4096]), iotest.ErrReader(io.ErrUnexpectedEOF)), io.ErrUnexpectedEOF},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Install(path, tc.r)
+			_, err := InstallFrom(path, tc.r, InstallOptions{})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), path)
@@ -133,7 +133,7 @@ func TestInstallRemovesStaleTemporaryFiles(t *testing.T) {
 	path, _, newer := installFixture(t)
 	stale := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-12345")
 	require.NoError(t, os.WriteFile(stale, newer[:100], 0o600))
-	_, err := Install(path, bytes.NewReader(newer))
+	_, err := InstallFrom(path, bytes.NewReader(newer), InstallOptions{})
 	require.NoError(t, err)
 	_, err = os.Stat(stale)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "stale temporary file still there: %v", err)
@@ -173,7 +173,7 @@ func TestInstallStopsAtTheDeclaredSize(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cr := &countingReader{r: tc.r}
-			_, err := InstallWith(path, cr, tc.opt)
+			_, err := InstallFrom(path, cr, tc.opt)
 			require.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), tc.contains)
 			assert.LessOrEqual(t, cr.n, tc.maxRead, "bytes read (and so at most written) before the refusal")
@@ -181,7 +181,7 @@ func TestInstallStopsAtTheDeclaredSize(t *testing.T) {
 			assertUntouched(t, path, old)
 		})
 	}
-	_, err := InstallWith(path, bytes.NewReader(newer), InstallOptions{MaxBytes: int64(len(newer))})
+	_, err := InstallFrom(path, bytes.NewReader(newer), InstallOptions{MaxBytes: int64(len(newer))})
 	require.NoError(t, err, "a table of exactly MaxBytes")
 }
 

@@ -12,7 +12,7 @@
 // path ends in ".zst"; gzip is undone by net/http.
 //
 // An origin is not trusted to be well behaved: the table is judged as it
-// arrives (format.InstallWith: its header first, then exactly the size the
+// arrives (format.InstallFrom: its header first, then exactly the size the
 // header declares, nothing past it), the bytes on the wire and the table's
 // size are capped by Options.MaxBytes, a zstd window is capped, a pull has
 // an overall deadline and must receive a minimum of bytes in every stall
@@ -183,7 +183,7 @@ func Pull(ctx context.Context, rawURL, path string, opt Options) (Result, error)
 	default:
 		return Result{}, fmt.Errorf("fetching %s: unsupported Content-Encoding %q (want zstd or none)", redact(u), enc)
 	}
-	info, err := format.InstallWith(path, r, format.InstallOptions{MaxBytes: opt.MaxBytes})
+	info, err := format.InstallFrom(path, r, format.InstallOptions{MaxBytes: opt.MaxBytes})
 	body.bar.Done()
 	if err != nil {
 		if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(err, cause) {

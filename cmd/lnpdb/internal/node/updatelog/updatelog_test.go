@@ -547,7 +547,7 @@ func TestSkippedBatchIsNotApplied(t *testing.T) {
 	// n2's table gains the SPID.
 	in, err := os.Open(full)
 	require.NoError(t, err)
-	_, err = format.Install(path2, in)
+	_, err = format.InstallFrom(path2, in, format.InstallOptions{})
 	in.Close()
 	require.NoError(t, err)
 	require.NoError(t, db2.Reload())
