@@ -3,6 +3,7 @@ package lrn_test
 import (
 	"testing"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 	"github.com/lnpdb/lnpdb/lrn"
@@ -36,7 +37,8 @@ func benchLookup(b *testing.B, db *format.DB, numbers []string, opt lrn.Options)
 	}
 }
 
-// BenchmarkBatch compares LookupMany with a loop over Lookup, per number.
+// BenchmarkBatch compares LookupMany (and LookupManyNumbers) with a loop
+// over Lookup, per number.
 func BenchmarkBatch(b *testing.B) {
 	db := testdb.Sample(b)
 	benchBatch(b, db, benchNumbers(b, 1<<14), false)
@@ -47,42 +49,51 @@ func BenchmarkBatch(b *testing.B) {
 const batchLen = 1000
 
 // benchBatch looks up numbers in consecutive batches of batchLen, with
-// LookupMany and with a loop over Lookup, and reports the cost per number
-// (and, for the Large table, as a multiple of the memory floor).
+// LookupMany, with LookupManyNumbers and with a loop over Lookup, and
+// reports the cost per number (and, for the Large table, as a multiple of
+// the memory floor).
 func benchBatch(b *testing.B, db *format.DB, numbers []string, floor bool) {
+	parsed := make([]lnpdb.Number, len(numbers))
+	for j, s := range numbers {
+		parsed[j], _ = lnpdb.ParseNumber(s)
+	}
 	for _, bo := range benchOptions {
+		out := make([]lrn.Answer, batchLen)
 		b.Run("LookupMany/"+bo.name, func(b *testing.B) {
-			b.ReportAllocs()
-			out := make([]lrn.Answer, 0, batchLen)
-			i := 0
-			for b.Loop() {
+			runBatches(b, len(numbers), floor, func(i int) {
 				out = lrn.LookupMany(db, numbers[i:i+batchLen], bo.opt, out[:0])
-				if i += batchLen; i+batchLen > len(numbers) {
-					i = 0
-				}
-			}
-			reportPerNumber(b, batchLen)
-			if floor {
-				reportFloor(b, batchLen)
-			}
+			})
+		})
+		b.Run("LookupManyNumbers/"+bo.name, func(b *testing.B) {
+			runBatches(b, len(numbers), floor, func(i int) {
+				out = lrn.LookupManyNumbers(db, parsed[i:i+batchLen], bo.opt, out[:0])
+			})
 		})
 		b.Run("Loop/"+bo.name, func(b *testing.B) {
-			b.ReportAllocs()
-			out := make([]lrn.Answer, batchLen)
-			i := 0
-			for b.Loop() {
+			out = out[:batchLen]
+			runBatches(b, len(numbers), floor, func(i int) {
 				for j, n := range numbers[i : i+batchLen] {
 					out[j].Result, out[j].Err = lrn.Lookup(db, n, bo.opt)
 				}
-				if i += batchLen; i+batchLen > len(numbers) {
-					i = 0
-				}
-			}
-			reportPerNumber(b, batchLen)
-			if floor {
-				reportFloor(b, batchLen)
-			}
+			})
 		})
+	}
+}
+
+// runBatches calls batch with the start of each consecutive batch of
+// batchLen of total numbers, and reports the cost per number.
+func runBatches(b *testing.B, total int, floor bool, batch func(i int)) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		batch(i)
+		if i += batchLen; i+batchLen > total {
+			i = 0
+		}
+	}
+	reportPerNumber(b, batchLen)
+	if floor {
+		reportFloor(b, batchLen)
 	}
 }
 

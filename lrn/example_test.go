@@ -109,6 +109,37 @@ func ExampleLookupMany() {
 	// 19115550123 error: lnpdb: invalid phone number: NPA 911 is an N11 code, which is not a geographic area code
 }
 
+// Numbers parsed once (here from tel: URIs, as a SIP front end receives
+// them) are looked up as a batch, on LookupMany's fast path.
+func ExampleLookupManyNumbers() {
+	db, dir := openSample()
+	defer os.RemoveAll(dir)
+	defer db.Close()
+
+	var numbers []lnpdb.Number
+	for _, s := range []string{"tel:+1-202-555-0123", "tel:+1-205-289-0234", "tel:+1-201-481-0234", "tel:+1-202-556-0123"} {
+		n, err := lnpdb.ParseNumber(s)
+		if err != nil {
+			log.Fatal(err)
+		}
+		numbers = append(numbers, n)
+	}
+	var answers []lrn.Answer // reuse it across batches: answers[:0]
+	answers = lrn.LookupManyNumbers(db, numbers, lrn.Options{}, answers[:0])
+	for i, a := range answers {
+		if a.Err != nil {
+			fmt.Println(numbers[i], "error:", a.Err)
+			continue
+		}
+		fmt.Println(a.PhoneNumber, a.LRN, a.Source)
+	}
+	// Output:
+	// 12025550123 17718860000 ported
+	// 12052890234 12052890999 pooled
+	// 12014810234 12014810234 code
+	// 12025560123 error: lnpdb: number not found
+}
+
 // One parse serves every lookup of a number: each lookup package takes the
 // lnpdb.Number that ParseNumber returns.
 func ExampleLookupNumber() {

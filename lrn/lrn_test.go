@@ -82,6 +82,39 @@ func TestLookupMany(t *testing.T) {
 	assert.Empty(t, lrn.LookupMany(db, nil, lrn.Options{}, nil))
 }
 
+// LookupManyNumbers answers as LookupMany of the numbers' canonical forms,
+// over several batches, appending to out; the zero Number is an invalid
+// number; reusing out it allocates nothing.
+func TestLookupManyNumbers(t *testing.T) {
+	db := testdb.Sample(t)
+	var numbers []lnpdb.Number
+	for _, s := range append(benchNumbers(t, 700), "+1 (201) 481-0234", "12025560123") {
+		n, err := lnpdb.ParseNumber(s)
+		require.NoError(t, err, s)
+		numbers = append(numbers, n)
+	}
+	numbers = append(numbers, lnpdb.Number{})
+	canonical := make([]string, len(numbers))
+	for i, n := range numbers {
+		canonical[i] = n.String()
+	}
+	prefix := lrn.Answer{Err: lrn.ErrNotFound}
+	var out []lrn.Answer
+	for _, opt := range []lrn.Options{{Enhanced: true, Messaging: true}, {}, {Messaging: true}, {Enhanced: true}} {
+		want := lrn.LookupMany(db, canonical, opt, []lrn.Answer{prefix})
+		out = lrn.LookupManyNumbers(db, numbers, opt, append(out[:0], prefix))
+		require.Equal(t, want, out, "%+v", opt)
+		assert.ErrorIs(t, out[len(out)-1].Err, lnpdb.ErrInvalidNumber, "the zero Number")
+		if !raceEnabled { // the race detector makes sync.Pool drop items
+			allocs := testing.AllocsPerRun(20, func() {
+				out = lrn.LookupManyNumbers(db, numbers, opt, out[:0])
+			})
+			assert.Zero(t, allocs, "%+v", opt)
+		}
+	}
+	assert.Empty(t, lrn.LookupManyNumbers(db, nil, lrn.Options{}, nil))
+}
+
 // TestLookupManyBatchOfOneKind: a batch whose numbers are all of one kind
 // (ported, pooled, in an assigned code, vacant) answers as single lookups
 // do; a count of a kind reaches the batch's size, which a byte does not

@@ -104,6 +104,31 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 	return out
 }
 
+// LookupManyNumbers is [LookupMany] of numbers parsed once with
+// [lnpdb.ParseNumber], as [LookupNumber] is [Lookup] of one: it answers
+// exactly as LookupMany of their canonical forms, through the same batches.
+// A canonical form takes the batch's fast path (11 digits checked, nothing
+// parsed again), and nothing allocates that LookupMany of canonical inputs
+// would not: reusing out, nothing. The zero Number is [ErrInvalidNumber].
+//
+// LookupManyNumbers is safe for concurrent use.
+func LookupManyNumbers(db *format.DB, numbers []lnpdb.Number, opt Options, out []Answer) []Answer {
+	// The canonical forms of a batch at a time, on the stack: LookupMany
+	// keeps no reference to its argument beyond the strings themselves,
+	// which the Numbers hold already.
+	var phones [batchSize]string
+	out = slices.Grow(out, len(numbers))
+	for len(numbers) > 0 {
+		chunk := numbers[:min(batchSize, len(numbers))]
+		numbers = numbers[len(chunk):]
+		for i, n := range chunk {
+			phones[i] = n.String()
+		}
+		out = LookupMany(db, phones[:len(chunk)], opt, out)
+	}
+	return out
+}
+
 // parse parses chunk, answering each invalid number in dst, and keeps the
 // valid ones in s; it returns how many it kept and whether any was not in
 // canonical form.
