@@ -32,6 +32,21 @@ func writeTiny(t *testing.T, path string, builtAt time.Time) {
 	require.NoError(t, err)
 }
 
+// The zero WriteOptions records the time of the write, as the zero
+// build.Options does, not the zero time.
+func TestWriteFileZeroBuiltAtIsNow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.lnpdb")
+	before := time.Now().Truncate(time.Second)
+	writeTiny(t, path, time.Time{})
+	after := time.Now()
+	db, err := Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	got := db.Info().BuiltAt
+	assert.False(t, got.Before(before), "BuiltAt %v before the write (%v)", got, before)
+	assert.False(t, got.After(after), "BuiltAt %v after the write (%v)", got, after)
+}
+
 // installFixture is a directory holding an installed table ("old") and the
 // bytes of another, newer table.
 func installFixture(t *testing.T) (path string, old, newer []byte) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/lnpdb/lnpdb/internal/core/nanp"
@@ -114,7 +115,11 @@ func (w *Writer) write(ctx context.Context, f vfs.File, opt WriteOptions) error 
 	if err := fw.bw.Flush(); err != nil {
 		return err
 	}
-	h := header{sections: uint32(len(fw.dir)), fileSize: uint64(fw.off), builtAt: opt.BuiltAt.Unix()}
+	builtAt := opt.BuiltAt
+	if builtAt.IsZero() {
+		builtAt = time.Now()
+	}
+	h := header{sections: uint32(len(fw.dir)), fileSize: uint64(fw.off), builtAt: builtAt.Unix()}
 	_, err = f.WriteAt(append(h.encode(), encodeDir(fw.dir)...), 0)
 	return err
 }

@@ -220,9 +220,10 @@ func (w *Writer) AddTrust(tn uint64, line int, t Trust) error {
 	return w.otherSpill.check()
 }
 
-// WriteOptions configure WriteFile.
+// WriteOptions configure WriteFile; the zero value writes a table built
+// now that refuses duplicate numbers.
 type WriteOptions struct {
-	// BuiltAt is recorded in the header.
+	// BuiltAt is recorded in the header; zero means now.
 	BuiltAt time.Time
 	// Duplicate, when set, is called for the second and later rows of a
 	// number in a per-number section (f names it: FieldPorted, …), with

@@ -102,11 +102,7 @@ func Build(ctx context.Context, src fs.FS, out string, opt Options) (*Report, er
 	if err := b.fileReports(); err != nil {
 		return nil, err
 	}
-	builtAt := opt.BuiltAt
-	if builtAt.IsZero() {
-		builtAt = time.Now()
-	}
-	counts, err := b.w.WriteFile(ctx, out, format.WriteOptions{BuiltAt: builtAt, Duplicate: b.duplicate})
+	counts, err := b.w.WriteFile(ctx, out, format.WriteOptions{BuiltAt: opt.BuiltAt, Duplicate: b.duplicate})
 	if err != nil {
 		return nil, err
 	}
