@@ -734,13 +734,12 @@ func (e *Engine) syncAccounts(ctx context.Context, accts []*acctState, gen uint6
 // outcome is unknown, else what was spent since.
 func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 	if a.inflight != nil {
-		r := *a.inflight
-		if closing && !r.Release {
-			r.Release = true
-			a.credit, a.free, a.deadline = 0, 0, time.Time{}
-			a.endLease()
-		}
-		return r
+		// As it was, even when closing: the store may have applied it
+		// (its sequence number says so), so what was spent since cannot
+		// join it, nor can the release, which would return that spending's
+		// credit uncharged. Both go in the sync after (Close syncs until
+		// nothing is left).
+		return *a.inflight
 	}
 	// A free lookup is leased only while free-tier lookups are asked for,
 	// so that no process sits on one while another charges the wallet.
@@ -927,6 +926,12 @@ func (e *Engine) loop() {
 // Flush syncs every account this process holds a lease of or has spent
 // on, in one transaction.
 func (e *Engine) Flush(ctx context.Context) error {
+	_, err := e.flush(ctx)
+	return err
+}
+
+// flush is Flush; it reports whether there was anything to sync.
+func (e *Engine) flush(ctx context.Context) (bool, error) {
 	e.mu.Lock()
 	var busy []*acctState
 	for _, a := range e.accounts {
@@ -938,11 +943,15 @@ func (e *Engine) Flush(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 	if len(busy) == 0 {
-		return nil
+		return false, nil
 	}
 	_, err := e.syncAccounts(ctx, busy, 0)
-	return err
+	return true, err
 }
+
+// closeSyncs bounds Close's syncs: a sync in doubt sent again, then the
+// release with what was spent since; a third finds nothing left.
+const closeSyncs = 3
 
 // Close stops the engine, flushes what was spent and returns what its
 // leases hold. Charges after Close fail.
@@ -955,7 +964,12 @@ func (e *Engine) Close(ctx context.Context) error {
 			e.unwatch()
 		}
 		e.watching.Wait()
-		err = e.Flush(ctx)
+		for range closeSyncs {
+			if busy, ferr := e.flush(ctx); ferr != nil || !busy {
+				err = ferr
+				break
+			}
+		}
 		if uerr := e.flushUses(ctx); err == nil {
 			err = uerr
 		}

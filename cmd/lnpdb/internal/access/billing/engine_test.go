@@ -294,3 +294,55 @@ func deliver(e *Engine, ctx context.Context, h [32]byte, kind Kind, addon bool) 
 	}
 	return err
 }
+
+// doubtStore applies a sync and then fails it, while lost is set: the
+// store took the report, its answer never came (a timeout at commit).
+type doubtStore struct {
+	Store
+	lost atomic.Bool
+}
+
+func (s *doubtStore) Sync(ctx context.Context, now time.Time, ttl time.Duration, reqs []LeaseSync) ([]LeaseState, error) {
+	states, err := s.Store.Sync(ctx, now, ttl, reqs)
+	if err == nil && s.lost.Load() {
+		err = errors.New("the answer was lost")
+	}
+	return states, err
+}
+
+// TestCloseAfterSyncInDoubt: a sync whose outcome is unknown is sent again
+// as it was; lookups answered since are not in it. Close charges them too:
+// what was charged is what was answered, and the lease's credit comes
+// back.
+func TestCloseAfterSyncInDoubt(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		ds := &doubtStore{Store: s}
+		a := mustAccount(t, s, 1_000_000)
+		k := addKey(t, s, a.ID, "k")
+		e := newEngine(t, ds, testclock.New(t0), 100_000)
+		for range 3 {
+			if err := deliver(e, ctx, k, KindCNAM, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds.lost.Store(true)
+		if err := e.Flush(ctx); err == nil {
+			t.Fatal("the sync in doubt did not fail")
+		}
+		ds.lost.Store(false)
+		// Answered from the lease while its last sync is in doubt.
+		for range 4 {
+			if err := deliver(e, ctx, k, KindCNAM, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		acc, charged := conserved(t, s, a.ID)
+		if want := 7 * DefaultPrices[KindCNAM]; charged != want || acc.Balance != 1_000_000-want || acc.Leased != 0 {
+			t.Errorf("7 lookups answered: charged %d (want %d), account %+v, unbilled %d", charged, want, acc, e.Stats().Unbilled)
+		}
+	})
+}
