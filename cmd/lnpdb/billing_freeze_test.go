@@ -158,14 +158,17 @@ func TestBilledLookupsWithFrozenStore(t *testing.T) {
 	pg := testpg.NewServer(t)
 	t.Run("deadline", func(t *testing.T) {
 		// The store deadline is well under the write timeout: every
-		// lookup is answered or refused in time.
+		// lookup is answered or refused in time, which the server says
+		// by writing every answer (a lookup past the write timeout is a
+		// connection broken on its client). How long clients waited is
+		// logged, not held to a clock: it is the machine's load as much
+		// as the server's.
 		r := billedFreeze(t, pg, 2*time.Second, 300*time.Millisecond, 4*time.Second)
 		t.Logf("answered %d, refused %d, broken %d, charged %d, worst %v", r.answered, r.refused, r.failed, r.charged, r.worst)
 		require.Equal(t, r.answered, r.charged, "charged lookups = answers received")
-		require.Zero(t, r.failed, "no connection was closed on a client")
+		require.Zero(t, r.failed, "no connection was closed on a client: no lookup waited past the write timeout")
 		require.Positive(t, r.refused, "the freeze outlasted the lease")
 		require.Equal(t, float64(r.refused), r.timeouts, "each refusal is a store timeout on /metrics")
-		require.Less(t, r.worst, 2*time.Second, "no lookup waited past the write timeout: %v", r.worst)
 	})
 	t.Run("undelivered", func(t *testing.T) {
 		// The store answers after the write timeout has passed: the
