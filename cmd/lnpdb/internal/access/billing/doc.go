@@ -60,7 +60,9 @@
 // charged: the operator loses at most one sync interval (a second) of that
 // process's lookups for each account, and never more than its leases held.
 // Nothing is charged twice, because a sync carries a sequence number the
-// store applies once. A process stops spending a lease a quarter of LeaseTTL
+// store applies once; a sync whose outcome is unknown is sent again as it
+// was, what was spent since in the next, and so a process that stops
+// (Close) has charged every lookup it answered. A process stops spending a lease a quarter of LeaseTTL
 // before it expires. An expired lease is kept, empty, for a day: a process
 // that could not reach the store for longer than LeaseTTL and is back has
 // what it spent of the lease charged from the balance its credit went back
