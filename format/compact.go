@@ -1,7 +1,6 @@
 package format
 
 import (
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,36 +110,13 @@ func (s *snapshot) allNames() ([]string, error) {
 // eachCode calls fn with every code that has an entry in BLOCKS, keyed
 // npa*1000+nxx, with its rows.
 func (s *snapshot) eachCode(fn func(key uint32, cr *codeRows)) error {
-	e := s.dir[secBlocks]
-	raw := make([]byte, e.length)
-	if _, err := s.m.ReadAt(raw, int64(e.offset)); err != nil {
-		return corrupt(secBlocks, "%v", err)
-	}
-	base := int64(e.offset)
-	for npa := range partitions {
-		t := s.blocks.npa[npa]
-		if t == noCodeTable {
-			continue
+	return s.eachCodeEntry(func(npa, nxx uint64, code *codeEntry, group []thouEntry) error {
+		row := decodeBlockRow(code[:])
+		cr := &codeRows{code: row, hasCode: row.carrier != 0, split: group != nil}
+		for x := range group {
+			cr.thousands[x] = decodeBlockRow(group[x][:])
 		}
-		for nxx := range uint64(1000) {
-			idx, ok := s.blocks.codeIndex(uint64(npa), nxx)
-			if !ok {
-				continue
-			}
-			if idx >= uint64(s.blocks.nentry) {
-				return corrupt(secBlocks, "NPA %03d NXX %03d: code entry %d of %d", npa, nxx, idx, s.blocks.nentry)
-			}
-			p := raw[s.blocks.entry(uint32(idx))-base:]
-			code := decodeBlockRow(p)
-			cr := &codeRows{code: code, hasCode: code.carrier != 0}
-			if g := binary.LittleEndian.Uint32(p[16:]); g != 0 {
-				cr.split = true
-				for x := range uint64(10) {
-					cr.thousands[x] = decodeBlockRow(raw[s.blocks.thousands(g, x)-base:])
-				}
-			}
-			fn(uint32(npa*1000)+uint32(nxx), cr)
-		}
-	}
-	return nil
+		fn(uint32(npa*1000+nxx), cr)
+		return nil
+	})
 }

@@ -122,3 +122,31 @@ func ExampleOpenWriter() {
 	// reader: false ""
 	// reader after Reload: true "12025569000"
 }
+
+// PortedNumbers walks the table's ported numbers in ascending order, with
+// the pending live updates merged in as Get merges them; breaking out of
+// the loop ends the walk.
+func ExampleDB_PortedNumbers() {
+	path, dir := sampleTable()
+	defer os.RemoveAll(dir)
+
+	db, err := format.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	for tn, p := range db.PortedNumbers(&err) {
+		fmt.Println(tn, p.LRN, p.Carrier.OCN)
+		if n++; n == 3 {
+			break
+		}
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 2014811095 12015829999 6731
+	// 2014813718 17327370999 0987
+	// 2014814567 17327370999 0987
+}
