@@ -22,6 +22,8 @@
 // lookups are in flight: each lookup holds a reference on the mapping it
 // started with, and the last reference dropped on a mapping the DB has moved
 // away from unmaps it — at once, not when the garbage collector gets to it.
+// The iterators PortedNumbers and Blocks hold one such reference for their
+// whole walk.
 // Strings in
 // records are ordinary Go strings decoded at Open; they stay valid after
 // Close. A table file must never be written in place while mapped (the
