@@ -30,11 +30,11 @@ const builderImage = "docker.io/library/golang:1.26-trixie"
 // binary, offline.
 //
 // Building the image builds the whole server again (static, trimmed): that
-// takes minutes, so the test runs only when LNPDB_CONTAINER_IMAGE is set,
+// takes minutes, so the test runs only when LNPDB_TEST_CONTAINER_IMAGE is set,
 // as .ci/run sets it.
 func TestContainerImage(t *testing.T) {
-	if os.Getenv("LNPDB_CONTAINER_IMAGE") == "" {
-		t.Skip("builds the server again, in minutes: LNPDB_CONTAINER_IMAGE=1 runs it (.ci/run does)")
+	if os.Getenv("LNPDB_TEST_CONTAINER_IMAGE") == "" {
+		t.Skip("builds the server again, in minutes: LNPDB_TEST_CONTAINER_IMAGE=1 runs it (.ci/run does)")
 	}
 	if testing.Short() {
 		t.Skip("builds a container image")
