@@ -225,6 +225,11 @@ func (a *alias) Set(v string) error {
 	return a.Value.Set(v)
 }
 
+// notSetting tells the LNPDB_ variables that set no flag of any command.
+func notSetting(name string) bool {
+	return name == Prefix+"KEY" || strings.HasPrefix(name, Prefix+"TEST_")
+}
+
 func isAlias(f *flag.Flag) bool {
 	_, ok := f.Value.(*alias)
 	return ok
@@ -232,7 +237,9 @@ func isAlias(f *flag.Flag) bool {
 
 // Unknown returns the LNPDB_* variables of environ (os.Environ's form)
 // that no flag of fs reads: a misspelt one (LNPDB_ADRR) would otherwise be
-// ignored without a word. Names only, sorted; never a value.
+// ignored without a word. Names only, sorted; never a value. The variables
+// that are not settings of a command are not named: the tests' own
+// (LNPDB_TEST_*) and the API key the README's curl commands read (LNPDB_KEY).
 func Unknown(fs *flag.FlagSet, environ []string) []string {
 	known := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -247,7 +254,7 @@ func Unknown(fs *flag.FlagSet, environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, Prefix) && !known[name] {
+		if strings.HasPrefix(name, Prefix) && !known[name] && !notSetting(name) {
 			out = append(out, name)
 		}
 	}

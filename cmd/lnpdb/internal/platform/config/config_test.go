@@ -148,7 +148,8 @@ func TestApplyNamesTheForm(t *testing.T) {
 // variables, a secret's _FILE form and other variables are not.
 func TestUnknown(t *testing.T) {
 	fs, _ := newSet()
-	got := Unknown(fs, []string{"LNPDB_ADRR=x", "LNPDB_ADDR=y", "LNPDB_UPDATES_LOG_FILE=/f", "LNPDB_WATCH=1s", "HOME=/root", "LNPDB_ADDR_FILE=z"})
+	got := Unknown(fs, []string{"LNPDB_ADRR=x", "LNPDB_ADDR=y", "LNPDB_UPDATES_LOG_FILE=/f", "LNPDB_WATCH=1s", "HOME=/root", "LNPDB_ADDR_FILE=z",
+		"LNPDB_KEY=lnp_x", "LNPDB_TEST_CONTAINER_IMAGE=1"}) // the README's curl key and a test's switch set no flag
 	assert.Equal(t, []string{"LNPDB_ADDR_FILE", "LNPDB_ADRR"}, got)
 }
 
