@@ -1,0 +1,139 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The Standard Webhooks headers.
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+)
+
+// Tolerance is how far a webhook-timestamp may be from the verifier's
+// clock, either way, for [Verify] to accept it.
+const Tolerance = 5 * time.Minute
+
+const secretPrefix = "whsec_"
+
+// The errors of [Verify] and [ParseSecret].
+var (
+	ErrSecret    = errors.New("webhook: secret is not whsec_ followed by base64")
+	ErrHeaders   = errors.New("webhook: missing or malformed webhook headers")
+	ErrTimestamp = errors.New("webhook: timestamp outside the tolerance")
+	ErrSignature = errors.New("webhook: no matching signature")
+)
+
+// NewSecret returns a new signing secret: whsec_ and the base64 of 32
+// random bytes.
+func NewSecret() string {
+	return secretPrefix + base64.StdEncoding.EncodeToString(random(32))
+}
+
+// NewID returns a new webhook-id: msg_ and 16 random bytes in hex.
+func NewID() string {
+	return fmt.Sprintf("msg_%x", random(16))
+}
+
+func random(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return b
+}
+
+// ParseSecret returns the key of secret, whsec_ and the key in standard
+// base64 (the prefix may be left off).
+func ParseSecret(secret string) ([]byte, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
+	if err != nil || len(key) == 0 {
+		return nil, ErrSecret
+	}
+	return key, nil
+}
+
+// Sign returns the webhook-signature header value for id, timestamp and
+// body under key: v1, and the base64 of HMAC-SHA256(key, id.timestamp.body).
+func Sign(key []byte, id string, timestamp int64, body []byte) string {
+	mac := mac(key, id, timestamp, body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac)
+}
+
+func mac(key []byte, id string, timestamp int64, body []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(id))
+	h.Write([]byte{'.'})
+	h.Write(strconv.AppendInt(nil, timestamp, 10))
+	h.Write([]byte{'.'})
+	h.Write(body)
+	return h.Sum(nil)
+}
+
+// SetHeaders sets the three Standard Webhooks headers of a request
+// carrying body.
+func SetHeaders(h http.Header, key []byte, id string, at time.Time, body []byte) {
+	ts := at.Unix()
+	h.Set(HeaderID, id)
+	h.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	h.Set(HeaderSignature, Sign(key, id, ts, body))
+}
+
+// Verify checks a received webhook as a receiver should: the headers are
+// present, the timestamp is within [Tolerance] of now, and one of the
+// space-separated v1 signatures is that of the body under key. Other
+// versions' signatures are skipped. It returns nil or one of
+// [ErrHeaders], [ErrTimestamp], [ErrSignature] (wrapped).
+func Verify(key []byte, h http.Header, body []byte, now time.Time) error {
+	id, tsText, sigs := h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature)
+	if id == "" || tsText == "" || sigs == "" {
+		return ErrHeaders
+	}
+	ts, err := strconv.ParseInt(tsText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: webhook-timestamp %q is not unix seconds", ErrHeaders, tsText)
+	}
+	tol := int64(Tolerance / time.Second)
+	if n := now.Unix(); ts < n-tol || ts > n+tol {
+		return fmt.Errorf("%w: %d is not within %v of %d", ErrTimestamp, ts, Tolerance, n)
+	}
+	want := mac(key, id, ts, body)
+	for sig := range strings.FieldsSeq(sigs) {
+		version, value, ok := strings.Cut(sig, ",")
+		if !ok || version != "v1" {
+			continue
+		}
+		got, err := base64.StdEncoding.DecodeString(value)
+		if err == nil && hmac.Equal(got, want) {
+			return nil
+		}
+	}
+	return ErrSignature
+}
+
+// Event is the payload of every webhook: its type (job.completed,
+// job.failed, …), when it happened, and its data.
+type Event struct {
+	Type      string          `json:"type"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// NewEvent returns the JSON body of an event of type typ at at, whose
+// data is data marshalled.
+func NewEvent(typ string, at time.Time, data any) ([]byte, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: event data: %w", err)
+	}
+	return json.Marshal(Event{Type: typ, Timestamp: at.UTC(), Data: raw})
+}
