@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,20 +170,24 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("webhook: answered %d %s", e.Code, http.StatusText(e.Code))
 }
 
+// errPermanent marks an error no retry can mend: the delivery's URL or
+// secret is not valid.
+var errPermanent = errors.New("webhook: not deliverable")
+
 // Send makes one attempt at d: POSTs its body, signed with a timestamp of
 // now, to its URL. It returns nil for a 2xx answer, a [*StatusError] for
 // any other, or the error that stopped it.
 func (c *Client) Send(ctx context.Context, d Delivery, now time.Time) error {
 	if err := CheckURL(d.URL, c.allowPrivate); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errPermanent, err)
 	}
 	key, err := ParseSecret(d.Secret)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errPermanent, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, strings.NewReader(string(d.Body)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
 	if err != nil {
-		return fmt.Errorf("webhook: %w", err)
+		return fmt.Errorf("%w: %w", errPermanent, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "lnpdb-webhook")

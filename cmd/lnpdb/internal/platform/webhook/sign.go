@@ -53,9 +53,13 @@ func random(n int) []byte {
 }
 
 // ParseSecret returns the key of secret, whsec_ and the key in standard
-// base64 (the prefix may be left off).
+// base64, padded or not (the prefix may be left off).
 func ParseSecret(secret string) ([]byte, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
+	b64 := strings.TrimPrefix(secret, secretPrefix)
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		key, err = base64.RawStdEncoding.DecodeString(b64)
+	}
 	if err != nil || len(key) == 0 {
 		return nil, ErrSecret
 	}
