@@ -1,17 +1,20 @@
 package webhook
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/jsonbody"
 )
 
 // The Standard Webhooks headers.
@@ -117,17 +120,19 @@ func Verify(key []byte, h http.Header, body []byte, now time.Time) error {
 // Event is the payload of every webhook: its type (job.completed,
 // job.failed, …), when it happened, and its data.
 type Event struct {
-	Type      string          `json:"type"`
-	Timestamp time.Time       `json:"timestamp"`
-	Data      json.RawMessage `json:"data"`
+	Type      string     `json:"type"`
+	Timestamp lnpdb.Time `json:"timestamp"`
+	Data      any        `json:"data"`
 }
 
-// NewEvent returns the JSON body of an event of type typ at at, whose
-// data is data marshalled.
+// NewEvent returns the JSON body of an event of type typ at at (to the
+// second), whose data is data, in the style of every body the server
+// writes.
 func NewEvent(typ string, at time.Time, data any) ([]byte, error) {
-	raw, err := json.Marshal(data)
+	var b bytes.Buffer
+	err := jsonbody.NewEncoder(&b).Encode(Event{Type: typ, Timestamp: lnpdb.Time{Time: at.UTC().Truncate(time.Second)}, Data: data})
 	if err != nil {
-		return nil, fmt.Errorf("webhook: event data: %w", err)
+		return nil, fmt.Errorf("webhook: event: %w", err)
 	}
-	return json.Marshal(Event{Type: typ, Timestamp: at.UTC(), Data: raw})
+	return b.Bytes(), nil
 }

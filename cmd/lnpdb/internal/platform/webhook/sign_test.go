@@ -138,10 +138,10 @@ func TestSetHeadersVerify(t *testing.T) {
 }
 
 func TestNewEvent(t *testing.T) {
-	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.FixedZone("EST", -5*3600))
-	body, err := NewEvent("job.completed", at, map[string]any{"id": "job_1", "status": "succeeded"})
+	at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.FixedZone("EST", -5*3600))
+	body, err := NewEvent("job.completed", at, map[string]any{"id": "job_1", "status": "succeeded", "note": "AT&T"})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"type":"job.completed","timestamp":"2026-03-01T17:00:00Z","data":{"id":"job_1","status":"succeeded"}}`, string(body))
+	assert.Equal(t, `{"type":"job.completed","timestamp":"2026-03-01T17:00:00+00:00","data":{"id":"job_1","note":"AT&T","status":"succeeded"}}`+"\n", string(body))
 
 	_, err = NewEvent("job.completed", at, func() {})
 	assert.Error(t, err)
