@@ -79,7 +79,8 @@ func (m *Metrics) count(result string) {
 }
 
 // Deliverer attempts the deliveries an Outbox holds as they fall due,
-// and records each attempt's outcome in it.
+// and records each attempt's outcome in it. Outbox and Client are
+// required.
 type Deliverer struct {
 	Outbox Outbox
 	Client *Client
