@@ -41,6 +41,9 @@ var notPublic = []netip.Prefix{
 	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, and broadcast
 	netip.MustParsePrefix("2001:db8::/32"), // documentation
 	netip.MustParsePrefix("100::/64"),      // discard
+	netip.MustParsePrefix("2002::/16"),     // 6to4: carries an IPv4 address, perhaps a private one
+	netip.MustParsePrefix("2001::/32"),     // Teredo: carries an IPv4 address, obfuscated
+	netip.MustParsePrefix("fec0::/10"),     // site-local (deprecated, still routed inside some sites)
 }
 
 // nat64 is the well-known NAT64 prefix, whose last 32 bits are an IPv4

@@ -31,6 +31,7 @@ func TestPublic(t *testing.T) {
 		"::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:10.0.0.1", // IPv4-mapped
 		"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", // NAT64 of loopback, metadata
 		"255.255.255.255", "240.0.0.1", "198.18.0.1", "::ffff:198.18.0.1", "192.0.0.1", "2001:db8::1",
+		"2002:7f00:1::1", "2002:a00:1::1", "2001:0:4136:e378:8000:63bf:80ff:fffe", "fec0::1", // 6to4 and Teredo carrying 127.0.0.1, 10.0.0.1, 127.0.0.1; site-local
 	}
 	for _, s := range refused {
 		assert.False(t, Public(netip.MustParseAddr(s)), s)
