@@ -62,7 +62,11 @@
 // Nothing is charged twice, because a sync carries a sequence number the
 // store applies once; a sync whose outcome is unknown is sent again as it
 // was, what was spent since in the next, and so a process that stops
-// (Close) has charged every lookup it answered. A process stops spending a lease a quarter of LeaseTTL
+// (Close) has charged every lookup it answered. What a sync gives back
+// (the lease shrinks when spending slows) is given up when it is sent:
+// until its answer comes, however late, the process spends only what it
+// leaves the lease, so the next sync never reports more than the lease
+// holds. A process stops spending a lease a quarter of LeaseTTL
 // before it expires. An expired lease is kept, empty, for a day: a process
 // that could not reach the store for longer than LeaseTTL and is back has
 // what it spent of the lease charged from the balance its credit went back

@@ -751,7 +751,7 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 		// A lookup was refused (the wallet may be split between leases
 		// of several processes, none able to pay), or another process
 		// recalled this lease: hand back what is not spoken for.
-		r.WantCredit, a.credit = a.reserved, 0
+		r.WantCredit = a.reserved
 	}
 	r.Recall, a.recall = a.recall, false
 	if r.Recall {
@@ -773,14 +773,18 @@ func (a *acctState) request(now time.Time, e *Engine, closing bool) LeaseSync {
 		r.Release = true
 	}
 	// What the sync gives back is given up here, before the store takes
-	// it: nothing may spend it while the sync is under way.
+	// it: nothing may spend it while the sync is under way, nor while its
+	// outcome is in doubt. The store leaves the lease what the sync wants
+	// whenever it applies it — at once, or sent again after the store was
+	// away, the lease expired and revived meanwhile —, so what is spent
+	// until its answer must fit in that, or the next sync would report
+	// more than the lease holds, and be refused.
 	if r.Release {
 		a.credit, a.free, a.deadline = 0, 0, time.Time{}
 		a.endLease()
 	} else {
-		if r.WantFree < a.free {
-			a.free = r.WantFree
-		}
+		a.credit = min(a.credit, r.WantCredit-a.reserved)
+		a.free = min(a.free, r.WantFree)
 		r.WantFree += a.reservedF
 	}
 	if a.lease != 0 {
