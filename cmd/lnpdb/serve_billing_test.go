@@ -143,8 +143,11 @@ func TestServeAccounts(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(b), &nk))
 	code, b = call(t, "POST", base+"/api/v1/messaging", nk.Key, `{"phone_number":"12025550123"}`)
 	require.Equal(t, http.StatusOK, code, b) // $0.001
-	code, _ = call(t, "GET", base+"/admin/v1/accounts", key, "")
-	assert.Equal(t, http.StatusUnauthorized, code, "an account's key is no admin key")
+	code, b = call(t, "GET", base+"/admin/v1/accounts", key, "")
+	assert.Equal(t, http.StatusForbidden, code, "an account's key is known, and no admin key")
+	assert.Contains(t, b, `"code":"FORBIDDEN"`)
+	code, _ = call(t, "GET", base+"/admin/v1/accounts", "lnp_nobody", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "an unknown key")
 	code, b = call(t, "POST", base+"/admin/v1/accounts/"+id+"/suspend", admin, "")
 	require.Equal(t, http.StatusOK, code, b)
 	code, b = call(t, "POST", base+"/api/v1/messaging", nk.Key, `{"phone_number":"12025550123"}`)

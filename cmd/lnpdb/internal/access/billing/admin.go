@@ -28,6 +28,10 @@ type AdminConfig struct {
 	// Authorize reports whether a bearer token is an admin key, and its id
 	// (for the audit log: auth.Key.ID).
 	Authorize func(token string) (keyID string, ok bool)
+	// LookupKey, when set, reports whether a token that is no admin key
+	// is one of the server's lookup keys: it is known, and refused as
+	// such (403), not as unknown (401).
+	LookupKey func(token string) bool
 	// Changed is called after a change to keys or accounts (so that a
 	// serving engine reloads them at once); nil means nothing.
 	Changed func(context.Context)
@@ -116,7 +120,12 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusUnauthorized, "Missing API key", "MISSING_API_KEY", "Send the header Authorization: Bearer <ADMIN_KEY>")
 		return
 	}
-	keyID, ok := a.cfg.Authorize(strings.TrimSpace(tok))
+	tok = strings.TrimSpace(tok)
+	keyID, ok := a.cfg.Authorize(tok)
+	if !ok && a.cfg.LookupKey != nil && a.cfg.LookupKey(tok) {
+		writeErr(w, errNotAdminKey.status, errNotAdminKey.msg, errNotAdminKey.code, errNotAdminKey.dt)
+		return
+	}
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="lnpdb-admin"`)
 		writeErr(w, http.StatusUnauthorized, "Invalid API key", "INVALID_API_KEY", "The key is not an admin key")
@@ -153,6 +162,8 @@ func badRequest(format string, args ...any) error {
 func notAllowed(*http.Request) (int, any, error) {
 	return 0, nil, &apiErr{http.StatusMethodNotAllowed, "Method not allowed", "METHOD_NOT_ALLOWED", "See /openapi.json for the methods of this endpoint"}
 }
+
+var errNotAdminKey = &apiErr{http.StatusForbidden, "Forbidden", "FORBIDDEN", "The API key is a lookup key; the admin API takes admin keys (--admin-keys)"}
 
 var errNoEndpoint = &apiErr{http.StatusNotFound, "Not found", "NOT_FOUND", "No such endpoint; see /openapi.json"}
 

@@ -226,3 +226,24 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestAdminRefusesLookupKey: a lookup key sent to the accounts admin API
+// is known, and refused as not an admin key (403 FORBIDDEN), as the table's
+// admin API refuses it; only a key the server does not know is 401.
+func TestAdminRefusesLookupKey(t *testing.T) {
+	a, err := NewAdmin(AdminConfig{Store: newBolt(t), Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
+		LookupKey: func(tok string) bool { return tok == "lnp_customer" },
+		NewKey:    func() (string, [32]byte) { return "k", hash("k") }})
+	require.NoError(t, err)
+	c := serveAdmin(t, a)
+	for _, path := range []string{"/admin/v1/accounts", "/admin/v1/prices", "/admin/v1/nothing"} {
+		code, m, body := c.doKey("lnp_customer", "GET", path, "")
+		assert.Equal(t, http.StatusForbidden, code, "%s: %s", path, body)
+		assert.Equal(t, "FORBIDDEN", m["code"], path)
+		code, m, body = c.doKey("lnp_nobody", "GET", path, "")
+		assert.Equal(t, http.StatusUnauthorized, code, "%s: %s", path, body)
+		assert.Equal(t, "INVALID_API_KEY", m["code"], path)
+	}
+	code, _, body := c.do("GET", "/admin/v1/accounts", "")
+	assert.Equal(t, http.StatusOK, code, body)
+}

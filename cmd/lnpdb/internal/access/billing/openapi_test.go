@@ -21,7 +21,8 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	s := newBolt(t)
 	n := 0
 	a, err := NewAdmin(AdminConfig{Store: s, Authorize: func(tok string) (string, bool) { return "adm1", tok == "admin-secret" },
-		NewKey: func() (string, [32]byte) { n++; k := "lnp_" + strconv.Itoa(n); return k, hash(k) }})
+		LookupKey: func(tok string) bool { return tok == "lnp_customer" },
+		NewKey:    func() (string, [32]byte) { n++; k := "lnp_" + strconv.Itoa(n); return k, hash(k) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	id := acc["id"].(string)
 	_, k, _ := c.do("POST", "/admin/v1/accounts/"+id+"/keys", `{"label":"x"}`)
 	keyID := k["id"].(string)
-	for _, call := range []struct{ method, tmpl, path, body string }{
+	calls := []struct{ method, tmpl, path, body string }{
 		{"GET", "/admin/v1/accounts", "/admin/v1/accounts", ""},
 		{"POST", "/admin/v1/accounts", "/admin/v1/accounts", `{"name":"B"}`},
 		{"POST", "/admin/v1/accounts", "/admin/v1/accounts", `{"name":""}`},
@@ -51,8 +52,14 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 		{"GET", "/admin/v1/usage", "/admin/v1/usage?month=2026-11", ""},
 		{"GET", "/admin/v1/usage", "/admin/v1/usage", ""},
 		{"DELETE", "/admin/v1/usage", "/admin/v1/usage", ""},
-	} {
-		code, _, body := c.do(call.method, call.path, call.body)
+	}
+	for i, call := range append(calls, calls...) {
+		// Each call as an admin, then with a lookup key.
+		key := "admin-secret"
+		if i >= len(calls) {
+			key = "lnp_customer"
+		}
+		code, _, body := c.doKey(key, call.method, call.path, call.body)
 		item := doc.Paths.Value(call.tmpl)
 		if item == nil {
 			t.Fatalf("%s is not in openapi.json", call.tmpl)
