@@ -260,7 +260,7 @@ func runStoreKey(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tLABEL\tRPM\tCREATED\tLAST USED\tREVOKED")
 		for _, k := range keys {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, k.Label, k.Limit, k.Created.Format(time.RFC3339), timeOrDash(k.LastUsed), timeOrDash(k.Revoked))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, billing.Escaped(k.Label), k.Limit, k.Created.Format(time.RFC3339), timeOrDash(k.LastUsed), timeOrDash(k.Revoked))
 		}
 		return tw.Flush()
 	case "revoke":

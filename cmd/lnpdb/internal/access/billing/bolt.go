@@ -717,9 +717,38 @@ func checkKey(k *KeyRecord) error {
 // or a private-use character: text that shows as what it says wherever it
 // is printed (a page, a terminal, a CSV cell).
 func PlainText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co)
-	})
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, notPlain)
+}
+
+// notPlain reports whether PlainText refuses r.
+func notPlain(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co)
+}
+
+// Escaped returns s with each character PlainText refuses written as its
+// escape (U+202E as \u202e, a new line as \n) and each byte that is not
+// UTF-8 as \xff: text stored before a rule refused them (a key's label)
+// is shown as what it holds, and a direction override is seen, not
+// obeyed.
+func Escaped(s string) string {
+	if PlainText(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case notPlain(r):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func checkCredit(amount Micros, ref string) error {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +48,11 @@ type site struct {
 	inAPI    chan struct{}
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t *testing.T) *site { t.Helper(); return newSiteOver(t, nil) }
+
+// newSiteOver is newSite with the pages reading the store through wrap,
+// when not nil.
+func newSiteOver(t *testing.T, wrap func(billing.Store) billing.Store) *site {
 	t.Helper()
 	ctx := context.Background()
 	st, err := billing.OpenBolt(filepath.Join(t.TempDir(), "accounts.db"))
@@ -110,8 +115,12 @@ func newSite(t *testing.T) *site {
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		_ = json.NewEncoder(w).Encode(map[string]any{"phone_number": body["phone_number"], "lrn": "12025550000", "path": r.URL.Path, "enhanced": body["include_enhanced_lrn"]})
 	})
+	var pagesStore billing.Store = st
+	if wrap != nil {
+		pagesStore = wrap(st)
+	}
 	require.NoError(t, Register(Config{
-		UI: s.ui, Store: st, Engine: s.engine, API: api, DefaultLimit: 200,
+		UI: s.ui, Store: pagesStore, Engine: s.engine, API: api, DefaultLimit: 200,
 		NewKey: func() (string, [32]byte) {
 			k := "lnp_new_" + strings.Repeat("x", int(s.newKeyNo.Add(1)))
 			return k, sha256.Sum256([]byte(k))
@@ -455,4 +464,30 @@ func TestSuspendedAccount(t *testing.T) {
 	other := s.signIn(t, s.keyB)
 	resp, _ = other.get(t, webui.AccountHome)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "another account is not touched")
+}
+
+// oldLabels is a store whose keys' labels are as a store kept them before
+// the label rule: with a direction override and a new line.
+type oldLabels struct{ billing.Store }
+
+const oldLabel = "invoice\u202egpj.exe\n\xff"
+
+func (s oldLabels) Keys(ctx context.Context, account string) ([]billing.KeyRecord, error) {
+	keys, err := s.Store.Keys(ctx, account)
+	for i := range keys {
+		keys[i].Label = oldLabel
+	}
+	return keys, err
+}
+
+// TestOldLabelEscaped: a label stored before the rule refused control and
+// format characters is shown escaped on the keys page: what it holds is
+// seen, and no direction override reaches the browser.
+func TestOldLabelEscaped(t *testing.T) {
+	s := newSiteOver(t, func(st billing.Store) billing.Store { return oldLabels{st} })
+	b := s.signIn(t, s.keyA)
+	_, body := b.get(t, "/account/keys")
+	assert.Contains(t, body, `<td class="label">invoice\u202egpj.exe\n\xff</td>`)
+	assert.NotContains(t, body, "\u202e")
+	assert.True(t, utf8.ValidString(body))
 }

@@ -60,7 +60,11 @@ func ident(text, account string) webui.Identity {
 	return webui.Identity{KeyHash: h, KeyID: hex.EncodeToString(h[:4]), AccountID: account}
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { t.Helper(); return newFixtureOver(t, nil) }
+
+// newFixtureOver is newFixture with the console reading the store through
+// wrap, when not nil.
+func newFixtureOver(t testing.TB, wrap func(billing.Store) billing.Store) *fixture {
 	t.Helper()
 	f := &fixture{}
 	clock := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
@@ -74,7 +78,11 @@ func newFixture(t testing.TB) *fixture {
 	k, err := s.AddKey(ctx, billing.KeyRecord{AccountID: f.acct.ID, Label: hostile, Hash: sha256.Sum256([]byte("lnp_cust"))}, clock.Now())
 	require.NoError(t, err)
 	f.keyID = k.ID
-	admin, err := billing.NewAdmin(billing.AdminConfig{Store: s, Now: clock.Now,
+	var adminStore billing.Store = s
+	if wrap != nil {
+		adminStore = wrap(s)
+	}
+	admin, err := billing.NewAdmin(billing.AdminConfig{Store: adminStore, Now: clock.Now,
 		Authorize: func(string) (string, bool) { return "", false },
 		NewKey:    func() (string, [32]byte) { return "", [32]byte{} },
 		Changed:   func(context.Context) { f.changed++ }})
@@ -335,4 +343,28 @@ func TestWithoutAccounts(t *testing.T) {
 	}
 	code, _ := b.post(Accounts+"/acct_x/suspend", url.Values{"csrf": {"x"}})
 	assert.Equal(t, http.StatusNotFound, code)
+}
+
+// oldLabels is a store whose keys' labels are as a store kept them before
+// the label rule: with a direction override and a new line.
+type oldLabels struct{ billing.Store }
+
+func (s oldLabels) Keys(ctx context.Context, account string) ([]billing.KeyRecord, error) {
+	keys, err := s.Store.Keys(ctx, account)
+	for i := range keys {
+		keys[i].Label = "invoice\u202egpj.exe\n"
+	}
+	return keys, err
+}
+
+// TestOldLabelEscaped: a label stored before the rule refused control and
+// format characters is shown escaped on an account's page: what it holds
+// is seen, and no direction override reaches the browser.
+func TestOldLabelEscaped(t *testing.T) {
+	f := newFixtureOver(t, func(s billing.Store) billing.Store { return oldLabels{s} })
+	b := f.browser(t, "lnp_admin")
+	code, page := b.get(Accounts + "/" + f.acct.ID)
+	require.Equal(t, http.StatusOK, code, page)
+	assert.Contains(t, page, `<td>invoice\u202egpj.exe\n</td>`)
+	assert.NotContains(t, page, "\u202e")
 }

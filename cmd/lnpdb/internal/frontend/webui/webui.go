@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/ratelimit"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 )
@@ -144,7 +145,9 @@ func New(cfg Config) (*UI, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	layout, err := template.New("layout.html").ParseFS(files, "templates/layout.html")
+	// escaped shows text stored before a rule refused what it holds (a
+	// key's label with a direction override) as what it holds.
+	layout, err := template.New("layout.html").Funcs(template.FuncMap{"escaped": billing.Escaped}).ParseFS(files, "templates/layout.html")
 	if err != nil {
 		return nil, err
 	}
