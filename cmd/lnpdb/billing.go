@@ -164,7 +164,7 @@ func (b *billed) admin(adminKeys auth.KeyStore, log *slog.Logger) (*billing.Admi
 	return billing.NewAdmin(billing.AdminConfig{
 		Store:     b.store,
 		Authorize: func(tok string) (string, bool) { k, ok := adminKeys.Authenticate(tok); return k.ID(), ok },
-		LookupKey: func(tok string) bool { _, ok := b.Authenticate(tok); return ok },
+		LookupKey: func(tok string) bool { _, ok := b.Authenticate(tok); return ok || b.Suspended(tok) },
 		Changed: func(ctx context.Context) {
 			if err := b.engine.ReloadKeys(ctx); err != nil {
 				log.Error("reloading keys after an admin change", "error", err)

@@ -148,11 +148,19 @@ func TestServeAccounts(t *testing.T) {
 	assert.Contains(t, b, `"code":"FORBIDDEN"`)
 	code, _ = call(t, "GET", base+"/admin/v1/accounts", "lnp_nobody", "")
 	assert.Equal(t, http.StatusUnauthorized, code, "an unknown key")
+	code, b = call(t, "POST", base+"/admin/v1/compact", key, "")
+	assert.Equal(t, http.StatusForbidden, code, "compact: %s", b)
+	code, b = call(t, "GET", base+"/admin/v1/table", key, "")
+	assert.Equal(t, http.StatusForbidden, code, "table: %s", b)
 	code, b = call(t, "POST", base+"/admin/v1/accounts/"+id+"/suspend", admin, "")
 	require.Equal(t, http.StatusOK, code, b)
 	code, b = call(t, "POST", base+"/api/v1/messaging", nk.Key, `{"phone_number":"12025550123"}`)
 	assert.Equal(t, http.StatusForbidden, code, "a suspended account's keys are refused as such")
 	assert.Contains(t, b, `"code":"ACCOUNT_SUSPENDED"`)
+	for _, path := range []string{"/admin/v1/accounts", "/admin/v1/table"} {
+		code, b = call(t, "GET", base+path, nk.Key, "")
+		assert.Equal(t, http.StatusForbidden, code, "a suspended account's key is known, and no admin key: %s %s", path, b)
+	}
 	require.Equal(t, 0, s.stop(t))
 
 	// Stopped, the server has returned its lease and flushed its usage.

@@ -60,7 +60,9 @@ type AdminConfig struct {
 	// Keys authenticates admin keys; lookup keys do not belong here.
 	Keys auth.KeyStore
 	// LookupKeys, when set, are the server's lookup keys: one of them sent
-	// here is known, and refused as such (403), not as unknown (401).
+	// here is known, and refused as such (403), not as unknown (401) — a
+	// valid key of a suspended account too, when LookupKeys is also
+	// SuspendedKeys.
 	LookupKeys auth.KeyStore
 	// Live compacts the table: in the background when asked, and past
 	// its threshold after each applied batch. Required.
@@ -145,6 +147,10 @@ func (a *Admin) authorize(w *recorder, r *http.Request) bool {
 		if a.lookup != nil {
 			if k, known := a.lookup.Authenticate(tok); known {
 				w.keyID = k.ID()
+				writeError(w, errNotAdminKey)
+				return false
+			}
+			if s, ok := a.lookup.(SuspendedKeys); ok && s.Suspended(tok) {
 				writeError(w, errNotAdminKey)
 				return false
 			}

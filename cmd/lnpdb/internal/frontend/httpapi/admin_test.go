@@ -55,7 +55,7 @@ func newAdminServerWith(t *testing.T, tables *Table, log UpdateLog) *adminServer
 	lv, err := live.Start(live.Config{DB: db})
 	require.NoError(t, err)
 	t.Cleanup(lv.Stop)
-	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), LookupKeys: testKeys(), Live: lv, UpdateLog: log, Logger: slog.New(slog.DiscardHandler)})
+	a, err := NewAdmin(AdminConfig{Tables: tables, Keys: auth.NewKeySet(auth.HashKey(adminKey)), LookupKeys: suspendedKeys{testKeys()}, Live: lv, UpdateLog: log, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/admin/") {
@@ -176,6 +176,9 @@ func TestAdminKeys(t *testing.T) {
 		r = s.do(t, http.MethodPost, path, body, "Content-Type", "text/csv", "Authorization", "Bearer "+testKey)
 		checkErrorBody(t, r, http.StatusForbidden, CodeForbidden)
 		assert.Empty(t, r.Header.Get("WWW-Authenticate"), "the key was read; another would not help")
+		// So is a valid key of a suspended account.
+		r = s.do(t, http.MethodPost, path, body, "Content-Type", "text/csv", "Authorization", "Bearer "+suspendedKey)
+		checkErrorBody(t, r, http.StatusForbidden, CodeForbidden)
 	}
 	assert.Equal(t, 0, s.db.PendingUpdates(), "nothing applied without an admin key")
 
