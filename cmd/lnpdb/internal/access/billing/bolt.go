@@ -68,7 +68,7 @@ func OpenBolt(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("accounts store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bAccounts, bKeys, bKeyHash, bCredits, bPrices, bFree, bLeases, bUsage, bAudit} {
+		for _, b := range append([][]byte{bAccounts, bKeys, bKeyHash, bCredits, bPrices, bFree, bLeases, bUsage, bAudit}, jobBuckets...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -419,13 +419,8 @@ func (s *PostgresStore) Sync(ctx context.Context, now time.Time, ttl time.Durati
 					return err
 				}
 			}
-			for _, u := range st.usage {
-				if _, err := tx.Exec(ctx, `INSERT INTO usage (account_id, day, kind, lookups, free, amount) VALUES ($1, $2, $3, $4, $5, $6)
-					ON CONFLICT (account_id, day, kind) DO UPDATE SET lookups = usage.lookups + EXCLUDED.lookups,
-					free = usage.free + EXCLUDED.free, amount = usage.amount + EXCLUDED.amount`,
-					u.AccountID, u.Day, string(u.Kind), u.Lookups, u.Free, u.Amount); err != nil {
-					return err
-				}
+			if err := pgAddUsage(ctx, tx, st.usage); err != nil {
+				return err
 			}
 			if l := st.lease; l != nil {
 				switch {
