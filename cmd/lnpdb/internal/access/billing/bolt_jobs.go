@@ -299,20 +299,18 @@ func (s *BoltStore) CommitChunk(_ context.Context, c *JobChunk, lines [][]byte, 
 
 // JobResults implements [Jobs]: one chunk in one read transaction at a
 // time, so that a slow reader does not hold the file's pages.
-func (s *BoltStore) JobResults(ctx context.Context, accountID, id string, fn func([]byte) error) error {
+func (s *BoltStore) JobResults(ctx context.Context, accountID, id string, fn func(string, []byte) error) error {
 	j, err := s.Job(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
 	for seq := 0; seq < j.Chunks; seq++ {
 		var parts [][]byte
-		complete := false
+		var ch boltChunk
 		err := s.db.View(func(tx *bolt.Tx) error {
-			var ch boltChunk
 			if _, err := get(tx.Bucket(bJobChunks), chunkKey(id, seq), &ch); err != nil {
 				return err
 			}
-			complete = ch.Done >= ch.Size
 			rb := tx.Bucket(bJobResults)
 			for p := 0; p < ch.Parts; p++ {
 				parts = append(parts, bytes.Clone(rb.Get(resultKey(id, seq, p))))
@@ -322,12 +320,10 @@ func (s *BoltStore) JobResults(ctx context.Context, accountID, id string, fn fun
 		if err != nil {
 			return err
 		}
-		for _, p := range parts {
-			if err := eachLine(p, fn); err != nil {
-				return err
-			}
+		if err := chunkResults(ch.Input, parts, fn); err != nil {
+			return err
 		}
-		if !complete {
+		if ch.Done < ch.Size {
 			return nil
 		}
 	}

@@ -185,9 +185,10 @@ type Jobs interface {
 	// (the lease passed and another worker claimed the chunk, or the job
 	// was canceled) is refused with ErrClaimLost and nothing changes.
 	CommitChunk(ctx context.Context, c *JobChunk, lines [][]byte, answered []bool, now time.Time) (Job, error)
-	// JobResults calls fn with each stored answer of accountID's job id,
-	// in input order, up to the first number not answered yet.
-	JobResults(ctx context.Context, accountID, id string, fn func(line []byte) error) error
+	// JobResults calls fn with each number of accountID's job id and its
+	// stored answer, in input order, up to the first number not answered
+	// yet.
+	JobResults(ctx context.Context, accountID, id string, fn func(number string, line []byte) error) error
 	// DeleteJobs deletes the jobs that stopped (final, or out of
 	// credit) before cutoff, with their answers, and says how many.
 	DeleteJobs(ctx context.Context, cutoff time.Time) (int, error)
@@ -319,21 +320,33 @@ func chunkNumbers(input []byte, offset int) ([]string, error) {
 	return all[offset:], nil
 }
 
-// eachLine calls fn with each line of a stored part of answers.
-func eachLine(part []byte, fn func([]byte) error) error {
-	raw, err := decompress(part)
+// chunkResults calls fn with each number of a chunk's stored input and
+// its answer, from the chunk's stored parts, in order.
+func chunkResults(input []byte, parts [][]byte, fn func(string, []byte) error) error {
+	numbers, err := chunkNumbers(input, 0)
 	if err != nil {
 		return err
 	}
-	for len(raw) > 0 {
-		i := bytes.IndexByte(raw, '\n')
-		if i < 0 {
-			i = len(raw)
-		}
-		if err := fn(raw[:i]); err != nil {
+	i := 0
+	for _, p := range parts {
+		raw, err := decompress(p)
+		if err != nil {
 			return err
 		}
-		raw = raw[min(i+1, len(raw)):]
+		for len(raw) > 0 {
+			end := bytes.IndexByte(raw, '\n')
+			if end < 0 {
+				end = len(raw)
+			}
+			if i >= len(numbers) {
+				return fmt.Errorf("accounts store: a chunk holds more answers than numbers")
+			}
+			if err := fn(numbers[i], raw[:end]); err != nil {
+				return err
+			}
+			i++
+			raw = raw[min(end+1, len(raw)):]
+		}
 	}
 	return nil
 }

@@ -48,7 +48,10 @@ func work(t *testing.T, js Jobs, now time.Time) Job {
 func results(t *testing.T, js Jobs, acct, id string) []string {
 	t.Helper()
 	var out []string
-	err := js.JobResults(context.Background(), acct, id, func(l []byte) error {
+	err := js.JobResults(context.Background(), acct, id, func(n string, l []byte) error {
+		if string(l) != "n:"+n {
+			return fmt.Errorf("number %q has the answer %q", n, l)
+		}
 		out = append(out, string(l))
 		return nil
 	})

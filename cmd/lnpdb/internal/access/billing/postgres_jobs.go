@@ -239,14 +239,15 @@ func pgOutbox(ctx context.Context, tx pgx.Tx, d *WebhookDelivery) error {
 
 // JobResults implements [Jobs]: one chunk's parts at a time, so that a
 // million answers are never held at once.
-func (s *PostgresStore) JobResults(ctx context.Context, accountID, id string, fn func([]byte) error) error {
+func (s *PostgresStore) JobResults(ctx context.Context, accountID, id string, fn func(string, []byte) error) error {
 	j, err := s.Job(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
 	for seq := 0; seq < j.Chunks; seq++ {
 		var done, size int
-		if err := s.pool.QueryRow(ctx, `SELECT done, size FROM job_chunks WHERE job_id = $1 AND seq = $2`, id, seq).Scan(&done, &size); err != nil {
+		var input []byte
+		if err := s.pool.QueryRow(ctx, `SELECT done, size, input FROM job_chunks WHERE job_id = $1 AND seq = $2`, id, seq).Scan(&done, &size, &input); err != nil {
 			return pgNotFound(err, fmt.Sprintf("job %q", id))
 		}
 		rows, err := s.pool.Query(ctx, `SELECT data FROM job_results WHERE job_id = $1 AND seq = $2 ORDER BY part`, id, seq)
@@ -257,10 +258,8 @@ func (s *PostgresStore) JobResults(ctx context.Context, accountID, id string, fn
 		if err != nil {
 			return err
 		}
-		for _, p := range parts {
-			if err := eachLine(p, fn); err != nil {
-				return err
-			}
+		if err := chunkResults(input, parts, fn); err != nil {
+			return err
 		}
 		if done < size {
 			return nil

@@ -85,6 +85,9 @@ type Config struct {
 	Ready []Check
 	// Build is the binary's identity, reported by GET /api/v1/status.
 	Build buildinfo.Info
+	// Keyed are routes of other packages served behind the key check
+	// (the lookup jobs' API): ServeMux patterns with their method.
+	Keyed map[string]KeyedHandler
 	// Tracer, when set, makes a server span of every request, a child of
 	// the caller's span when the request carries a valid W3C traceparent
 	// (serve --otlp-endpoint). Without it, a valid traceparent is still
@@ -234,6 +237,9 @@ func New(cfg Config) (*Handler, error) {
 	for _, path := range RESTLookupPaths() {
 		h.mux.handle("POST "+path, &route{path, rest[path]})
 		h.mux.handle(path, &route{path, notAllowed(hdrPost, errMethodNotAllowed)})
+	}
+	for pattern, fn := range cfg.Keyed {
+		h.mux.handle(pattern, &route{patternPath(pattern), h.keyed(pattern, fn)})
 	}
 	// GraphQL over HTTP: queries may also come as GET.
 	h.mux.handle("POST /graphql", &route{"/graphql", h.graphql})

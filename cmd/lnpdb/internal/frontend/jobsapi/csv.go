@@ -1,0 +1,117 @@
+package jobsapi
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/lnpdb/lnpdb/cnam"
+	"github.com/lnpdb/lnpdb/lrn"
+	"github.com/lnpdb/lnpdb/messaging"
+	"github.com/lnpdb/lnpdb/trust"
+)
+
+// The CSV form of a job's results is the NDJSON form flattened: a column
+// for the input, one per field of the kind's answer (a nested object's
+// fields as parent.child, a list as its JSON), and the error body's
+// error, code and details, empty on a success.
+
+var resultTypes = map[string]reflect.Type{
+	"lrn":       reflect.TypeFor[lrn.Result](),
+	"cnam":      reflect.TypeFor[cnam.Result](),
+	"messaging": reflect.TypeFor[messaging.Result](),
+	"trust":     reflect.TypeFor[trust.Result](),
+}
+
+// columns returns the answer's fields of kind, flattened, in struct order.
+func columns(kind string) []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(reflect.TypeFor[json.Marshaler]()) && !ft.Implements(reflect.TypeFor[json.Marshaler]()) {
+				walk(ft, prefix+name+".")
+				continue
+			}
+			out = append(out, prefix+name)
+		}
+	}
+	walk(resultTypes[kind], "")
+	return out
+}
+
+// csvWriter writes results as CSV rows.
+type csvWriter struct {
+	w    *csv.Writer
+	cols []string
+	row  []string
+}
+
+func newCSVWriter(w *csv.Writer, kind string) *csvWriter {
+	c := &csvWriter{w: w, cols: columns(kind)}
+	head := append(append([]string{"input"}, c.cols...), "error", "code", "details")
+	c.row = make([]string, len(head))
+	_ = w.Write(head)
+	return c
+}
+
+// write writes the row of one input and its NDJSON answer line.
+func (c *csvWriter) write(input string, line []byte) error {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return err
+	}
+	clear(c.row)
+	c.row[0] = input
+	for i, col := range c.cols {
+		c.row[1+i] = value(lookupPath(m, col))
+	}
+	n := len(c.cols) + 1
+	if _, ok := m["code"]; ok && len(m) == 3 {
+		c.row[n], c.row[n+1], c.row[n+2] = value(m["error"]), value(m["code"]), value(m["details"])
+	}
+	return c.w.Write(c.row)
+}
+
+func lookupPath(m map[string]any, path string) any {
+	var v any = m
+	for _, p := range strings.Split(path, ".") {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = o[p]
+	}
+	return v
+}
+
+func value(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,228 @@
+package jobsapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/internal/core/lineio"
+)
+
+// MaxUploadBytes bounds a job's request body (after gzip decoding): a
+// million numbers written long, with room to spare.
+const MaxUploadBytes = 64 << 20
+
+// maxNumberLen is the longest input kept as it is: no number written any
+// way is longer. A longer cell (or a line past lineio.Max) is kept as ""
+// and answered as an invalid number, so that a hostile row costs its row
+// and no memory.
+const maxNumberLen = 64
+
+// Upload is a parsed job request.
+type Upload struct {
+	Kind       string
+	Enhanced   bool
+	Messaging  bool
+	WebhookURL string
+	Numbers    []string
+}
+
+// errTooMany is a list longer than billing.MaxJobNumbers: 413.
+var errTooMany = fmt.Errorf("a job holds at most %d numbers", billing.MaxJobNumbers)
+
+// uploadError is a request the parser refuses: 400 with its words.
+type uploadError struct{ msg string }
+
+func (e *uploadError) Error() string { return e.msg }
+
+func badUpload(format string, args ...any) error {
+	return &uploadError{fmt.Sprintf(format, args...)}
+}
+
+// cell returns an input cell as a job keeps it.
+func cell(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = bytes.TrimSpace(b[1 : len(b)-1])
+	}
+	if len(b) > maxNumberLen {
+		return ""
+	}
+	return string(b)
+}
+
+// ParseCSV reads a text/csv list: one number a line, or a header row
+// naming a phone_number column and a number in that column of each row.
+// Blank lines are skipped. Every line goes through lineio: a line past
+// its bound, or a cell past maxNumberLen, is a row of its own answered as
+// an invalid number. More than billing.MaxJobNumbers rows is errTooMany.
+func ParseCSV(r io.Reader) ([]string, error) {
+	lr := lineio.NewReader(r)
+	col := -1 // -1 until the first row is read; then the number's column
+	var out []string
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var tooLong *lineio.TooLongError
+		switch {
+		case errors.As(err, &tooLong):
+			line = nil
+		case err != nil:
+			return nil, err
+		case len(bytes.TrimSpace(line)) == 0:
+			continue
+		}
+		if col < 0 {
+			col = 0
+			if h := headerColumn(line); h >= 0 {
+				col = h
+				continue
+			}
+		}
+		n := ""
+		if line != nil {
+			n = cell(field(line, col))
+		}
+		if len(out) == billing.MaxJobNumbers {
+			return nil, errTooMany
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, badUpload("the list holds no numbers")
+	}
+	return out, nil
+}
+
+// headerColumn returns the column a header row names phone_number, or -1
+// when line is not a header.
+func headerColumn(line []byte) int {
+	for i := 0; line != nil; i++ {
+		f, rest, _ := bytes.Cut(line, []byte{','})
+		if strings.EqualFold(cell(f), "phone_number") {
+			return i
+		}
+		line = rest
+	}
+	return -1
+}
+
+// field returns the col-th comma-separated field of line (nil past the
+// last), allocating nothing however many fields the line has.
+func field(line []byte, col int) []byte {
+	for ; col > 0; col-- {
+		i := bytes.IndexByte(line, ',')
+		if i < 0 {
+			return nil
+		}
+		line = line[i+1:]
+	}
+	f, _, _ := bytes.Cut(line, []byte{','})
+	return f
+}
+
+// ParseJSON reads a JSON job request: {"phone_numbers": [...],
+// "include_enhanced_lrn", "messaging_lookup", "kind", "webhook_url"}. The
+// numbers are read one at a time, so that a list past
+// billing.MaxJobNumbers is refused (errTooMany) when its next number is
+// read. A null option counts as absent; unknown fields are ignored.
+func ParseJSON(r io.Reader) (*Upload, error) {
+	dec := json.NewDecoder(r)
+	u := &Upload{}
+	if err := expectDelim(dec, '{', "the request body must be a JSON object"); err != nil {
+		return nil, err
+	}
+	seen := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, badUpload("the request body is not valid JSON")
+		}
+		name, _ := t.(string)
+		var dst any
+		switch name {
+		case "phone_numbers":
+			if seen {
+				return nil, badUpload("phone_numbers is given twice")
+			}
+			seen = true
+			if err := readNumbers(dec, u); err != nil {
+				return nil, err
+			}
+			continue
+		case "include_enhanced_lrn":
+			dst = &u.Enhanced
+		case "messaging_lookup":
+			dst = &u.Messaging
+		case "kind":
+			dst = &u.Kind
+		case "webhook_url":
+			dst = &u.WebhookURL
+		default:
+			var skip json.RawMessage
+			dst = &skip
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, badUpload("the request body is not valid JSON")
+		}
+		if string(raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return nil, badUpload("%s has the wrong type", name)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, badUpload("the request body is not valid JSON")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, badUpload("the request body holds more than one JSON value")
+	}
+	if !seen || len(u.Numbers) == 0 {
+		return nil, badUpload("phone_numbers must hold 1 to %d numbers", billing.MaxJobNumbers)
+	}
+	return u, nil
+}
+
+func expectDelim(dec *json.Decoder, d json.Delim, msg string) error {
+	t, err := dec.Token()
+	if err != nil || t != d {
+		return badUpload("%s", msg)
+	}
+	return nil
+}
+
+func readNumbers(dec *json.Decoder, u *Upload) error {
+	if err := expectDelim(dec, '[', "phone_numbers must be an array of strings"); err != nil {
+		return err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return badUpload("the request body is not valid JSON")
+		}
+		s, ok := t.(string)
+		if !ok {
+			return badUpload("phone_numbers must be an array of strings")
+		}
+		if len(u.Numbers) == billing.MaxJobNumbers {
+			return errTooMany
+		}
+		if len(s) > maxNumberLen || strings.ContainsAny(s, "\r\n") {
+			s = "" // no number: answered as an invalid one
+		}
+		u.Numbers = append(u.Numbers, s)
+	}
+	_, err := dec.Token() // ]
+	if err != nil {
+		return badUpload("the request body is not valid JSON")
+	}
+	return nil
+}

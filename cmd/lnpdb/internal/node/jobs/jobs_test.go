@@ -1,0 +1,166 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testclock"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
+)
+
+func TestMain(m *testing.M) { os.Exit(testpg.Main(m)) }
+
+var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// answer is a fake lookup: "n:<number>", every number answered.
+func answer(_ context.Context, _ string, _, _ bool, numbers []string) ([][]byte, []bool, error) {
+	lines := make([][]byte, len(numbers))
+	ok := make([]bool, len(numbers))
+	for i, n := range numbers {
+		lines[i], ok[i] = []byte("n:"+n), true
+	}
+	return lines, ok, nil
+}
+
+// A worker stopped mid-chunk (its lookups never return, as if killed)
+// leaves its claim; once the lease has passed another node's worker
+// answers that chunk and the rest, and the first worker's late commit is
+// refused: every number answered once, in order, and charged once.
+func TestWorkerKilledMidChunk(t *testing.T) {
+	for _, name := range []string{"bolt", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			var nodeA, nodeB billing.Store
+			var err error
+			if name == "bolt" {
+				nodeA, err = billing.OpenBolt(filepath.Join(t.TempDir(), "a.db"))
+				nodeB = nodeA // bbolt: one process
+			} else {
+				dsn := testpg.New(t)
+				if nodeA, err = billing.Open(ctx, dsn); err == nil {
+					nodeB, err = billing.Open(ctx, dsn)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { nodeA.Close(); nodeB.Close() })
+			acct, err := nodeA.CreateAccount(ctx, "Acme", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := nodeA.Credit(ctx, acct.ID, 1_000_000, "INV", t0); err != nil {
+				t.Fatal(err)
+			}
+			var nums []string
+			for i := range 25 {
+				nums = append(nums, fmt.Sprintf("1201555%04d", i))
+			}
+			job, err := nodeA.(billing.Jobs).CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Numbers: nums, ChunkSize: 10}, billing.JobLimits{}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := testclock.New(t0)
+			started, release := make(chan struct{}), make(chan struct{})
+			var answeredA atomic.Int64
+			a, _ := New(Config{Store: nodeA.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+				close(started)
+				<-release
+				answeredA.Add(int64(len(n)))
+				return answer(ctx, kind, e, m, n)
+			}})
+			b, _ := New(Config{Store: nodeB.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Answer: answer})
+			doneA := make(chan error, 1)
+			go func() {
+				_, err := a.Step(ctx)
+				doneA <- err
+			}()
+			<-started
+			if worked, err := b.Step(ctx); err != nil || !worked {
+				t.Fatalf("B during A's lease: %v %v", worked, err)
+			}
+			clock.Advance(time.Minute + time.Second)
+			for {
+				worked, err := b.Step(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !worked {
+					break
+				}
+			}
+			close(release)
+			if err := <-doneA; err != nil {
+				t.Fatalf("A's late commit: %v", err)
+			}
+			if answeredA.Load() != 10 {
+				t.Fatalf("A answered %d", answeredA.Load())
+			}
+			js := nodeB.(billing.Jobs)
+			j, err := js.Job(ctx, acct.ID, job.ID)
+			want := billing.Micros(25-billing.FreeTier) * billing.DefaultPrices[billing.KindLRN]
+			if err != nil || j.Status != billing.JobSucceeded || j.Done != 25 || j.Paid != 25 || j.Charged != want {
+				t.Fatalf("job %+v %v", j, err)
+			}
+			i := 0
+			err = js.JobResults(ctx, acct.ID, job.ID, func(n string, line []byte) error {
+				if n != nums[i] || string(line) != "n:"+nums[i] {
+					return fmt.Errorf("result %d: %s %s", i, n, line)
+				}
+				i++
+				return nil
+			})
+			if err != nil || i != 25 {
+				t.Fatalf("%d results: %v", i, err)
+			}
+			a2, _ := nodeB.Account(ctx, acct.ID)
+			usage, _ := nodeB.Usage(ctx, acct.ID, "2026-11")
+			var charged billing.Micros
+			for _, u := range usage {
+				charged += u.Amount
+			}
+			if a2.Balance != 1_000_000-want || charged != want {
+				t.Fatalf("balance %s, ledger %s, want charged %s", a2.Balance, charged, want)
+			}
+		})
+	}
+}
+
+// The worker deletes jobs past their retention.
+func TestWorkerRetention(t *testing.T) {
+	ctx := context.Background()
+	s, err := billing.OpenBolt(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	acct, _ := s.CreateAccount(ctx, "Acme", t0)
+	job, err := s.CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Kind: "cnam", Numbers: []string{"12015550123"}}, billing.JobLimits{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := testclock.New(t0)
+	w, _ := New(Config{Store: s, Now: clock.Now, Answer: answer, Retention: 24 * time.Hour})
+	if worked, err := w.Step(ctx); err != nil || !worked {
+		t.Fatalf("step %v %v", worked, err)
+	}
+	if j, _ := s.Job(ctx, acct.ID, job.ID); j.Status != billing.JobInsufficientBalance {
+		t.Fatalf("an empty wallet's job: %+v", j)
+	}
+	w.sweep(ctx)
+	if _, err := s.Job(ctx, acct.ID, job.ID); err != nil {
+		t.Fatalf("deleted before its time: %v", err)
+	}
+	clock.Advance(25 * time.Hour)
+	w.sweep(ctx)
+	if _, err := s.Job(ctx, acct.ID, job.ID); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("kept past retention: %v", err)
+	}
+}
