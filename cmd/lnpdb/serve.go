@@ -79,6 +79,7 @@ type serveFlags struct {
 	redis                                            *redisFlags
 	pull                                             pullFlags
 	updates                                          updateLogFlags
+	jobs                                             *jobsFlags
 }
 
 func parseServeFlags(e *env, args []string) (*serveFlags, error) {
@@ -112,6 +113,7 @@ func parseServeFlags(e *env, args []string) (*serveFlags, error) {
 	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces of the HTTP API's requests to this OTLP/HTTP collector `URL` (http://HOST:4318; default: no traces)")
 	f.dips = addDipFlags(fs)
 	f.redis = addRedisFlags(fs)
+	f.jobs = addJobsFlags(fs)
 	fs.StringVar(&f.pull.url, "db-url", "", "fetch the table from this `URL` (another server's /admin/v1/table, an object store, a CDN; .zst is decompressed) when it changes, and on start when --db is missing")
 	fs.DurationVar(&f.pull.every, "db-url-every", time.Minute, "ask --db-url for a new table every `interval`")
 	fs.StringVar(&f.pull.keyFile, "db-url-key-file", "", "`file` holding the key sent to --db-url as a bearer token (the origin's admin key)")
@@ -444,10 +446,17 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	} else {
 		cfg.Keys = s.keys.lookup
 	}
+	startJobs := func(*httpapi.Handler) {}
+	if s.acc != nil {
+		if startJobs, err = f.jobs.wire(&cfg, s.acc, s.log, s.onClose); err != nil {
+			return err
+		}
+	}
 	h, err := httpapi.New(cfg)
 	if err != nil {
 		return err
 	}
+	startJobs(h)
 	root, err := s.withAdmin(h)
 	if err != nil {
 		return err

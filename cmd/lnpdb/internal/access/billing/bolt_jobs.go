@@ -16,21 +16,23 @@ var (
 	bJobs       = []byte("jobs")        // job id → Job
 	bJobQueue   = []byte("jobqueue")    // created (big-endian ns) id → job id, of queued and running jobs
 	bJobChunks  = []byte("jobchunks")   // job id \0 seq (big-endian) → boltChunk
+	bJobInputs  = []byte("jobinputs")   // job id \0 seq (big-endian) → zstd numbers
 	bJobResults = []byte("jobresults")  // job id \0 seq part (big-endian) → zstd answers
 	bWebSecrets = []byte("hooksecrets") // account → webhook secret
 	bOutbox     = []byte("outbox")      // webhook id → boltDelivery
 )
 
 // jobBuckets are created with the store's own.
-var jobBuckets = [][]byte{bJobs, bJobQueue, bJobChunks, bJobResults, bWebSecrets, bOutbox}
+var jobBuckets = [][]byte{bJobs, bJobQueue, bJobChunks, bJobInputs, bJobResults, bWebSecrets, bOutbox}
 
+// boltChunk is a chunk's state; its numbers are in bJobInputs, so that
+// finding a chunk to claim reads a few bytes a chunk.
 type boltChunk struct {
 	Size  int       `json:"size"`
 	Done  int       `json:"done"`
 	Parts int       `json:"parts"`
 	Claim string    `json:"claim,omitempty"`
 	Until time.Time `json:"until,omitzero"`
-	Input []byte    `json:"input"`
 }
 
 type boltDelivery struct {
@@ -112,9 +114,12 @@ func (s *BoltStore) CreateJob(_ context.Context, spec JobSpec, lim JobLimits, no
 		if err := checkLimits(lim, unfinished, recent, j.Total); err != nil {
 			return err
 		}
-		cb := tx.Bucket(bJobChunks)
+		cb, ib := tx.Bucket(bJobChunks), tx.Bucket(bJobInputs)
 		for i := range inputs {
-			if err := put(cb, chunkKey(j.ID, i), boltChunk{Size: sizes[i], Input: inputs[i]}); err != nil {
+			if err := put(cb, chunkKey(j.ID, i), boltChunk{Size: sizes[i]}); err != nil {
+				return err
+			}
+			if err := ib.Put(chunkKey(j.ID, i), inputs[i]); err != nil {
 				return err
 			}
 		}
@@ -207,7 +212,7 @@ func (s *BoltStore) ClaimChunk(_ context.Context, now time.Time, lease time.Dura
 					continue
 				}
 				seq := int(binary.BigEndian.Uint32(ck[len(pre):]))
-				nums, err := chunkNumbers(ch.Input, ch.Done)
+				nums, err := chunkNumbers(tx.Bucket(bJobInputs).Get(ck), ch.Done)
 				if err != nil {
 					return err
 				}
@@ -307,10 +312,12 @@ func (s *BoltStore) JobResults(ctx context.Context, accountID, id string, fn fun
 	for seq := 0; seq < j.Chunks; seq++ {
 		var parts [][]byte
 		var ch boltChunk
+		var input []byte
 		err := s.db.View(func(tx *bolt.Tx) error {
 			if _, err := get(tx.Bucket(bJobChunks), chunkKey(id, seq), &ch); err != nil {
 				return err
 			}
+			input = bytes.Clone(tx.Bucket(bJobInputs).Get(chunkKey(id, seq)))
 			rb := tx.Bucket(bJobResults)
 			for p := 0; p < ch.Parts; p++ {
 				parts = append(parts, bytes.Clone(rb.Get(resultKey(id, seq, p))))
@@ -320,7 +327,7 @@ func (s *BoltStore) JobResults(ctx context.Context, accountID, id string, fn fun
 		if err != nil {
 			return err
 		}
-		if err := chunkResults(ch.Input, parts, fn); err != nil {
+		if err := chunkResults(input, parts, fn); err != nil {
 			return err
 		}
 		if ch.Done < ch.Size {
@@ -348,7 +355,7 @@ func (s *BoltStore) DeleteJobs(_ context.Context, cutoff time.Time) (n int, err 
 			return err
 		}
 		for _, j := range old {
-			for _, b := range [][]byte{bJobChunks, bJobResults} {
+			for _, b := range [][]byte{bJobChunks, bJobInputs, bJobResults} {
 				c := tx.Bucket(b).Cursor()
 				pre := append([]byte(j.ID), 0)
 				for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Seek(pre) {
