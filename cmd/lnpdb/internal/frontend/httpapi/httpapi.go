@@ -238,9 +238,7 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.handle("POST "+path, &route{path, rest[path]})
 		h.mux.handle(path, &route{path, notAllowed(hdrPost, errMethodNotAllowed)})
 	}
-	for pattern, fn := range cfg.Keyed {
-		h.mux.handle(pattern, &route{patternPath(pattern), h.keyed(pattern, fn)})
-	}
+	h.handleKeyed(cfg.Keyed)
 	// GraphQL over HTTP: queries may also come as GET.
 	h.mux.handle("POST /graphql", &route{"/graphql", h.graphql})
 	h.mux.handle("GET /graphql", &route{"/graphql", h.graphql})

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/lnpdb/lnpdb"
@@ -35,6 +37,26 @@ func (h *Handler) keyed(pattern string, fn KeyedHandler) func(*recorder, *http.R
 		if key, ok := h.authorize(w, r); ok {
 			fn(w, r, key)
 		}
+	}
+}
+
+// handleKeyed registers the keyed routes, and for each of their paths a
+// catch-all answering other methods 405 with the methods it takes.
+func (h *Handler) handleKeyed(keyed map[string]KeyedHandler) {
+	methods := map[string][]string{}
+	for _, pattern := range slices.Sorted(maps.Keys(keyed)) {
+		path := patternPath(pattern)
+		h.mux.handle(pattern, &route{path, h.keyed(pattern, keyed[pattern])})
+		m, _, _ := strings.Cut(pattern, " ")
+		if m == http.MethodGet {
+			m = "GET, HEAD"
+		}
+		methods[path] = append(methods[path], m)
+	}
+	for _, path := range slices.Sorted(maps.Keys(methods)) {
+		allow := strings.Join(methods[path], ", ")
+		h.mux.handle(path, &route{path, notAllowed([]string{allow}, &apiError{http.StatusMethodNotAllowed, errorBody{
+			"Method not allowed", CodeMethodNotAllowed, "This endpoint takes " + allow}})})
 	}
 }
 
