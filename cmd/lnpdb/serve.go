@@ -448,7 +448,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	}
 	startJobs := func(*httpapi.Handler) {}
 	if s.acc != nil {
-		if startJobs, err = f.jobs.wire(&cfg, s.acc, s.log, s.onClose); err != nil {
+		if startJobs, err = f.jobs.wire(&cfg, s.acc, s.reg, s.log, s.onClose); err != nil {
 			return err
 		}
 	}

@@ -4,13 +4,17 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/jobsapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/jobs"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
 // jobsFlags are serve's flags of lookup jobs.
@@ -31,13 +35,19 @@ func addJobsFlags(fs *flag.FlagSet) *jobsFlags {
 }
 
 // wire adds the lookup jobs API to cfg, for the accounts of b, and returns
-// what starts this process's worker once the handler is made; it runs
-// until onClose's function is called.
-func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, log *slog.Logger, onClose func(func())) (func(*httpapi.Handler), error) {
+// what starts this process's worker and webhook deliverer once the
+// handler is made; they run until onClose's function is called.
+func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, reg prometheus.Registerer, log *slog.Logger, onClose func(func())) (func(*httpapi.Handler), error) {
 	store, ok := b.store.(billing.Jobs)
 	if !ok {
 		return func(*httpapi.Handler) {}, nil
 	}
+	metrics, err := webhook.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	d := &webhook.Deliverer{Outbox: billing.WebhookOutbox(store), Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: j.allowPrivateWebhooks}),
+		Log: log, Metrics: metrics}
 	var w *jobs.Worker
 	api, err := jobsapi.New(jobsapi.Config{
 		Store: store,
@@ -55,10 +65,12 @@ func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, log *slog.Logger, onClo
 	}
 	cfg.Keyed = api.Routes()
 	return func(h *httpapi.Handler) {
-		w, _ = jobs.New(jobs.Config{Store: store, Answer: h.AnswerJob, Retention: j.retention, Logger: log})
+		w, _ = jobs.New(jobs.Config{Store: store, Answer: h.AnswerJob, Retention: j.retention, Logger: log,
+			Stopped: func(billing.Job) { d.Notify() }})
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { w.Run(ctx); close(done) }()
-		onClose(func() { cancel(); <-done })
+		var wg sync.WaitGroup
+		wg.Go(func() { w.Run(ctx) })
+		wg.Go(func() { d.Run(ctx, time.Second) })
+		onClose(func() { cancel(); wg.Wait() })
 	}, nil
 }

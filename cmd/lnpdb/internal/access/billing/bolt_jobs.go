@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
 var (
@@ -36,7 +38,7 @@ type boltChunk struct {
 }
 
 type boltDelivery struct {
-	WebhookDelivery
+	webhook.Delivery
 	Next      time.Time `json:"next"`
 	State     string    `json:"state"`
 	LastError string    `json:"last_error,omitempty"`
@@ -292,7 +294,7 @@ func (s *BoltStore) CommitChunk(_ context.Context, c *JobChunk, lines [][]byte, 
 			}
 		}
 		if d := st.delivery; d != nil {
-			if err := put(tx.Bucket(bOutbox), []byte(d.ID), boltDelivery{WebhookDelivery: *d, Next: d.CreatedAt, State: "pending"}); err != nil {
+			if err := put(tx.Bucket(bOutbox), []byte(d.ID), boltDelivery{Delivery: *d, Next: d.CreatedAt, State: "pending"}); err != nil {
 				return err
 			}
 		}
@@ -388,7 +390,7 @@ func (s *BoltStore) SetWebhookSecret(_ context.Context, accountID, secret string
 }
 
 // WebhooksDue implements [Jobs].
-func (s *BoltStore) WebhooksDue(_ context.Context, now time.Time, limit int) (out []WebhookDelivery, err error) {
+func (s *BoltStore) WebhooksDue(_ context.Context, now time.Time, limit int) (out []webhook.Delivery, err error) {
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		ob := tx.Bucket(bOutbox)
 		var due []boltDelivery
@@ -408,12 +410,12 @@ func (s *BoltStore) WebhooksDue(_ context.Context, now time.Time, limit int) (ou
 		sort.Slice(due, func(a, b int) bool { return due[a].Next.Before(due[b].Next) })
 		due = due[:min(len(due), max(limit, 1))]
 		for _, d := range due {
-			d.Next = now.Add(WebhookLease)
+			d.Next = now.Add(webhook.Lease)
 			if err := put(ob, []byte(d.ID), d); err != nil {
 				return err
 			}
 			d.Secret = string(tx.Bucket(bWebSecrets).Get([]byte(d.AccountID)))
-			out = append(out, d.WebhookDelivery)
+			out = append(out, d.Delivery)
 		}
 		return nil
 	})

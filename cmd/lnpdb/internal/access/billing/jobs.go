@@ -3,7 +3,6 @@ package billing
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
 // Lookup jobs: lists of up to MaxJobNumbers numbers, answered in chunks by
@@ -140,24 +141,6 @@ type JobChunk struct {
 	Until time.Time
 }
 
-// WebhookDelivery is one webhook to deliver from the outbox: the event
-// written when a job stopped, attempted until delivered or given up. Its
-// ID (the webhook-id) is the same on every attempt.
-type WebhookDelivery struct {
-	ID        string
-	AccountID string
-	URL       string
-	// Secret is the account's signing secret at the time of Due.
-	Secret    string
-	Body      []byte
-	Attempts  int
-	CreatedAt time.Time
-}
-
-// WebhookLease is how long a delivery returned by WebhooksDue is held by
-// its caller before it is due again.
-const WebhookLease = 2 * time.Minute
-
 // Jobs is the durable side of lookup jobs and their webhooks. Both stores
 // implement it; every method is one transaction.
 type Jobs interface {
@@ -195,9 +178,9 @@ type Jobs interface {
 
 	// SetWebhookSecret sets accountID's webhook signing secret.
 	SetWebhookSecret(ctx context.Context, accountID, secret string, now time.Time) error
-	// WebhooksDue claims for WebhookLease up to limit deliveries due at
+	// WebhooksDue claims for webhook.Lease up to limit deliveries due at
 	// now, with their account's current secret.
-	WebhooksDue(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error)
+	WebhooksDue(ctx context.Context, now time.Time, limit int) ([]webhook.Delivery, error)
 	// WebhookDone and WebhookFail end a delivery; WebhookRetry makes it
 	// due again at next. attempts counts the attempt just made. An id no
 	// longer pending is not an error.
@@ -369,8 +352,8 @@ type chunkCommit struct {
 	usage    []UsageRow
 	spent    Micros
 	free     int64
-	recall   bool             // the wallet ran short: ask the leases back
-	delivery *WebhookDelivery // the job stopped and has a webhook
+	recall   bool              // the wallet ran short: ask the leases back
+	delivery *webhook.Delivery // the job stopped and has a webhook
 }
 
 // commitChunk applies a chunk's answers to st: the one rule both stores
@@ -467,24 +450,13 @@ func stopJob(j *Job, now time.Time, st *chunkCommit) error {
 	case JobInsufficientBalance:
 		typ = "job.insufficient_balance"
 	}
-	data, err := json.Marshal(j.View())
+	body, err := webhook.NewEvent(typ, j.Finished, j.View())
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(struct {
-		Type      string          `json:"type"`
-		Timestamp time.Time       `json:"timestamp"`
-		Data      json.RawMessage `json:"data"`
-	}{typ, j.Finished, data})
-	if err != nil {
-		return err
-	}
-	st.delivery = &WebhookDelivery{ID: newWebhookID(), AccountID: j.AccountID, URL: j.WebhookURL, Body: body, CreatedAt: j.Finished}
+	st.delivery = &webhook.Delivery{ID: webhook.NewID(), AccountID: j.AccountID, URL: j.WebhookURL, Body: body, CreatedAt: j.Finished}
 	return nil
 }
-
-// newWebhookID returns a webhook-id: msg_ and random hex.
-func newWebhookID() string { return "msg_" + strings.TrimPrefix(newID("x"), "x") }
 
 // jobCharge returns the kind a job's lookups are charged as, and whether
 // the messaging add-on is charged with each.
@@ -529,4 +501,25 @@ func clip(s string) string {
 		s = s[:500]
 	}
 	return s
+}
+
+// WebhookOutbox is the outbox of s as the webhook deliverer takes it.
+func WebhookOutbox(s Jobs) webhook.Outbox { return outbox{s} }
+
+type outbox struct{ s Jobs }
+
+func (o outbox) Due(ctx context.Context, now time.Time, limit int) ([]webhook.Delivery, error) {
+	return o.s.WebhooksDue(ctx, now, limit)
+}
+
+func (o outbox) Done(ctx context.Context, id string, at time.Time, attempts int) error {
+	return o.s.WebhookDone(ctx, id, at, attempts)
+}
+
+func (o outbox) Retry(ctx context.Context, id string, next time.Time, attempts int, lastErr string) error {
+	return o.s.WebhookRetry(ctx, id, next, attempts, lastErr)
+}
+
+func (o outbox) Fail(ctx context.Context, id string, at time.Time, attempts int, lastErr string) error {
+	return o.s.WebhookFail(ctx, id, at, attempts, lastErr)
 }

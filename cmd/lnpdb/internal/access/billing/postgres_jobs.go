@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
 const jobCols = `id, account_id, kind, enhanced, messaging, webhook_url, status, total, done, paid, free, charged, chunks, created, finished`
@@ -228,7 +230,7 @@ func pgAddUsage(ctx context.Context, tx pgx.Tx, rows []UsageRow) error {
 	return nil
 }
 
-func pgOutbox(ctx context.Context, tx pgx.Tx, d *WebhookDelivery) error {
+func pgOutbox(ctx context.Context, tx pgx.Tx, d *webhook.Delivery) error {
 	if d == nil {
 		return nil
 	}
@@ -291,17 +293,17 @@ func (s *PostgresStore) SetWebhookSecret(ctx context.Context, accountID, secret 
 }
 
 // WebhooksDue implements [Jobs].
-func (s *PostgresStore) WebhooksDue(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error) {
+func (s *PostgresStore) WebhooksDue(ctx context.Context, now time.Time, limit int) ([]webhook.Delivery, error) {
 	rows, err := s.pool.Query(ctx, `UPDATE webhook_outbox o SET next_attempt = $2
 		FROM (SELECT id FROM webhook_outbox WHERE state = 'pending' AND next_attempt <= $1 ORDER BY next_attempt LIMIT $3 FOR UPDATE SKIP LOCKED) due
 		WHERE o.id = due.id
 		RETURNING o.id, o.account_id, o.url, COALESCE((SELECT secret FROM webhook_secrets w WHERE w.account_id = o.account_id), ''), o.body, o.attempts, o.created`,
-		now, now.Add(WebhookLease), max(limit, 1))
+		now, now.Add(webhook.Lease), max(limit, 1))
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WebhookDelivery, error) {
-		var d WebhookDelivery
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhook.Delivery, error) {
+		var d webhook.Delivery
 		err := r.Scan(&d.ID, &d.AccountID, &d.URL, &d.Secret, &d.Body, &d.Attempts, &d.CreatedAt)
 		d.CreatedAt = d.CreatedAt.UTC()
 		return d, err

@@ -22,16 +22,12 @@ package jobsapi
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +35,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
 // Config configures the jobs API.
@@ -166,7 +163,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, key auth.Key) {
 		return
 	}
 	if u.WebhookURL != "" {
-		if err := CheckWebhookURL(u.WebhookURL, a.cfg.AllowPrivateWebhooks); err != nil {
+		if err := webhook.CheckURL(u.WebhookURL, a.cfg.AllowPrivateWebhooks); err != nil {
 			httpapi.WriteError(w, http.StatusBadRequest, "Invalid webhook URL", CodeInvalidWebook, err.Error())
 			return
 		}
@@ -212,39 +209,6 @@ func parseRequest(r *http.Request) (*Upload, error) {
 		return u, err
 	}
 	return nil, errContentType
-}
-
-// CheckWebhookURL checks a job's webhook_url: https (http too with
-// allowPrivate), a host, no user info; and unless allowPrivate, a host
-// that is not localhost nor a private, loopback, link-local or
-// unspecified address. A name is checked again after it resolves, when
-// the webhook is sent.
-func CheckWebhookURL(raw string, allowPrivate bool) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "" || u.Opaque != "":
-		return errors.New("webhook_url must be an absolute https:// URL")
-	case u.User != nil:
-		return errors.New("webhook_url must not hold user information")
-	case u.Scheme == "http" && !allowPrivate:
-		return errors.New("webhook_url must be https:// (http:// only where the server allows private webhooks)")
-	case u.Scheme != "https" && u.Scheme != "http":
-		return errors.New("webhook_url must be an https:// URL")
-	}
-	if allowPrivate {
-		return nil
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return errors.New("webhook_url must not name this host")
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ip = ip.Unmap()
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
-			return errors.New("webhook_url must not be a private, loopback or link-local address")
-		}
-	}
-	return nil
 }
 
 // list serves GET /api/v1/jobs.
@@ -358,7 +322,7 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, key auth.Key)
 	if !ok {
 		return
 	}
-	secret := NewSecret()
+	secret := webhook.NewSecret()
 	if err := a.cfg.Store.SetWebhookSecret(r.Context(), acct, secret, a.cfg.Now()); err != nil {
 		a.fail(w, r, err)
 		return
@@ -366,12 +330,4 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, key auth.Key)
 	writeJSON(w, http.StatusCreated, struct {
 		Secret string `json:"secret"`
 	}{secret})
-}
-
-// NewSecret returns a webhook signing secret in the Standard Webhooks
-// form: whsec_ and the base64 of 32 random bytes.
-func NewSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }

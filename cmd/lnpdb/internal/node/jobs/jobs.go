@@ -44,6 +44,10 @@ type Config struct {
 	// Retention is how long a stopped job's answers are kept; 0 means 7
 	// days.
 	Retention time.Duration
+	// Stopped, when set, is told of each job a commit stopped (it
+	// succeeded, failed or ran out of credit): its webhook, if it has
+	// one, is in the outbox.
+	Stopped func(billing.Job)
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -136,9 +140,12 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 		lines, answered = append(lines, l...), append(answered, a...)
 		runtime.Gosched()
 	}
-	_, err = w.cfg.Store.CommitChunk(ctx, c, lines, answered, w.cfg.Now())
+	j, err := w.cfg.Store.CommitChunk(ctx, c, lines, answered, w.cfg.Now())
 	if errors.Is(err, billing.ErrClaimLost) {
 		return true, nil
+	}
+	if err == nil && j.Status != billing.JobRunning && w.cfg.Stopped != nil {
+		w.cfg.Stopped(j)
 	}
 	return true, err
 }
