@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/webhook"
 )
 
@@ -111,18 +112,15 @@ type JobView struct {
 	Total      int64      `json:"total"`
 	Done       int64      `json:"done"`
 	Charged    string     `json:"charged"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
+	CreatedAt  lnpdb.Time `json:"created_at"`
+	FinishedAt lnpdb.Time `json:"finished_at"` // null while queued or running
 }
 
-// View returns j as the API shows it: money as the usage report writes it.
+// View returns j as the API shows it: money as the usage report writes
+// it, times as every answer does (to the second).
 func (j Job) View() JobView {
-	v := JobView{ID: j.ID, Status: j.Status, Kind: j.Kind, Total: j.Total, Done: j.Done, Charged: j.Charged.String(), CreatedAt: j.Created.UTC()}
-	if !j.Finished.IsZero() {
-		f := j.Finished.UTC()
-		v.FinishedAt = &f
-	}
-	return v
+	return JobView{ID: j.ID, Status: j.Status, Kind: j.Kind, Total: j.Total, Done: j.Done, Charged: j.Charged.String(),
+		CreatedAt: lnpdb.Time{Time: j.Created.UTC().Truncate(time.Second)}, FinishedAt: lnpdb.Time{Time: j.Finished.UTC().Truncate(time.Second)}}
 }
 
 // JobChunk is a chunk claimed by a worker: the numbers still to answer.

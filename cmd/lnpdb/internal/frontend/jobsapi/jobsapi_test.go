@@ -162,7 +162,7 @@ func TestResultsAreTheSingleEndpointsBodies(t *testing.T) {
 		}
 		id := e.submit(t, req)
 		e.run(t)
-		if v := e.status(t, id); v.Status != billing.JobSucceeded || v.Done != int64(len(numbers)) || v.FinishedAt == nil {
+		if v := e.status(t, id); v.Status != billing.JobSucceeded || v.Done != int64(len(numbers)) || v.FinishedAt.IsZero() {
 			t.Fatalf("%s: status %+v", c.kind, v)
 		}
 		resp, body := e.do(t, "GET", "/api/v1/jobs/"+id+"/results", "", nil, "Accept", "application/x-ndjson")
