@@ -74,4 +74,18 @@
 // (other leases took it since), and a sync for a lease released or kept
 // past its day, are refused ([ErrLeaseLost]), so no balance goes below
 // zero.
+//
+// # Lookup jobs
+//
+// [Jobs], which both stores implement, keeps lookup jobs: lists of up to
+// [MaxJobNumbers] numbers cut into chunks that any process claims for a
+// lease ([Jobs.ClaimChunk]; PostgreSQL's FOR UPDATE SKIP LOCKED). A
+// chunk's answers (zstd), their charge (the free tier first, then the
+// balance, outside the lease engine: one transaction per chunk, not per
+// lookup), the usage ledger and, when the job stops, its webhook in the
+// outbox are written in one transaction ([Jobs.CommitChunk]), accepted
+// only from the chunk's current claim: a process killed mid-chunk charges
+// nothing, and its chunk is answered again, once, after the lease. The
+// rule is commitChunk's, shared by both stores. The outbox is
+// [webhook.Outbox] through [WebhookOutbox].
 package billing
