@@ -74,6 +74,10 @@ func WriteError(w http.ResponseWriter, status int, message, code, details string
 	writeError(w, &apiError{status, errorBody{message, code, details}})
 }
 
+// WriteJSON writes v as a JSON response with status, as every answer of
+// the API is written (its encoder, its headers).
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
 // ErrNoTable is AnswerJob's failure when no table is loaded.
 var ErrNoTable = errors.New("httpapi: no routing table is loaded")
 

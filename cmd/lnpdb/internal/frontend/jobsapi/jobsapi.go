@@ -23,7 +23,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -126,15 +125,6 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // create serves POST /api/v1/jobs.
 func (a *API) create(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	acct, ok := a.account(w, key)
@@ -176,7 +166,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	}
 	a.cfg.Queued()
 	w.Header().Set("Location", "/api/v1/jobs/"+j.ID)
-	writeJSON(w, http.StatusAccepted, struct {
+	httpapi.WriteJSON(w, http.StatusAccepted, struct {
 		ID     string            `json:"id"`
 		Status billing.JobStatus `json:"status"`
 		Total  int64             `json:"total"`
@@ -226,7 +216,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	for i, j := range jobs {
 		views[i] = j.View()
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Jobs []billing.JobView `json:"jobs"`
 	}{views})
 }
@@ -242,7 +232,7 @@ func (a *API) one(w http.ResponseWriter, r *http.Request, key auth.Key, do func(
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, j.View())
+	httpapi.WriteJSON(w, http.StatusOK, j.View())
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request, key auth.Key) {
@@ -327,7 +317,7 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, key auth.Key)
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, struct {
+	httpapi.WriteJSON(w, http.StatusCreated, struct {
 		Secret string `json:"secret"`
 	}{secret})
 }
