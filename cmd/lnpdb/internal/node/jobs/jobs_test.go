@@ -1,12 +1,16 @@
 package jobs
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,7 +19,41 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 )
 
-func TestMain(m *testing.M) { os.Exit(testpg.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	os.Exit(testpg.Main(m))
+}
+
+// childEnv makes the test binary a serving process's worker (childMain)
+// on the PostgreSQL store it names.
+const childEnv = "LNPDB_JOBS_CHILD_DSN"
+
+// childMain works chunks with a minute's lease, and at its third chunk
+// says "mid" and stops answering: it is killed there.
+func childMain() int {
+	ctx := context.Background()
+	s, err := billing.Open(ctx, os.Getenv(childEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	calls := 0
+	w, _ := New(Config{Store: s.(billing.Jobs), Lease: time.Minute, Slice: billing.JobChunkSize, Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+		if calls++; calls == 3 {
+			fmt.Println("mid")
+			select {}
+		}
+		return answer(ctx, kind, e, m, n)
+	}})
+	for {
+		if _, err := w.Step(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+}
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
@@ -130,6 +168,94 @@ func TestWorkerKilledMidChunk(t *testing.T) {
 				t.Fatalf("balance %s, ledger %s, want charged %s", a2.Balance, charged, want)
 			}
 		})
+	}
+}
+
+// A serving process killed (SIGKILL) in the middle of a job, two chunks
+// committed and the third claimed and half answered, loses nothing and
+// charges nothing twice: another process, once the claim's minute has
+// passed, answers the rest, and every number is answered and charged once.
+func TestWorkerKill9(t *testing.T) {
+	ctx := context.Background()
+	dsn := testpg.New(t)
+	s, err := billing.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	js := s.(billing.Jobs)
+	acct, _ := s.CreateAccount(ctx, "Acme", time.Now())
+	if _, _, err := s.Credit(ctx, acct.ID, 1_000_000_000, "INV", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	nums := make([]string, 50_000)
+	for i := range nums {
+		nums[i] = fmt.Sprintf("1201%07d", i)
+	}
+	job, err := js.CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Numbers: nums}, billing.JobLimits{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv+"="+dsn)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "mid\n" {
+		child.Process.Kill()
+		t.Fatalf("child said %q: %v", line, err)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if j, _ := js.Job(ctx, acct.ID, job.ID); j.Done != 20_000 || j.Status != billing.JobRunning {
+		t.Fatalf("after the kill: %+v", j)
+	}
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	w, _ := New(Config{Store: js, Now: later, Answer: answer})
+	for {
+		worked, err := w.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !worked {
+			break
+		}
+	}
+	j, err := js.Job(ctx, acct.ID, job.ID)
+	want := billing.Micros(50_000-billing.FreeTier) * billing.DefaultPrices[billing.KindLRN]
+	if err != nil || j.Status != billing.JobSucceeded || j.Done != 50_000 || j.Paid != 50_000 || j.Charged != want {
+		t.Fatalf("job %+v %v, want charged %s", j, err, want)
+	}
+	i := 0
+	err = js.JobResults(ctx, acct.ID, job.ID, func(n string, line []byte) error {
+		if n != nums[i] || string(line) != "n:"+n {
+			return fmt.Errorf("result %d: %s %s", i, n, line)
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != 50_000 {
+		t.Fatalf("%d results: %v", i, err)
+	}
+	var charged billing.Micros
+	var lookups int64
+	for _, m := range slices.Compact([]string{billing.Month(job.Created), billing.Month(later())}) {
+		usage, _ := s.Usage(ctx, acct.ID, m)
+		for _, u := range usage {
+			charged += u.Amount
+			lookups += u.Lookups
+		}
+	}
+	if charged != want || lookups != 50_000 {
+		t.Fatalf("ledger: %d lookups, %s charged", lookups, charged)
 	}
 }
 
