@@ -5,8 +5,9 @@
 // jobs past their retention.
 //
 // A worker works one chunk at a time in one goroutine, in slices of
-// [Config.Slice] numbers with a yield of the processor between them, so
-// that a million-number job leaves the interactive API its processors.
+// [Config.Slice] numbers, resting after each as long as it took
+// ([Config.Rest]), so that a million-number job takes at most half a
+// processor from the interactive API.
 // Several processes sharing a PostgreSQL store each run one and share the
 // chunks; a process killed mid-chunk leaves its claim to expire
 // ([Config.Lease]), after which another answers the chunk again: its
@@ -39,8 +40,15 @@ type Config struct {
 	// Poll is how often the store is asked for work when there was none
 	// (and no Wake came); 0 means a second.
 	Poll time.Duration
-	// Slice is how many numbers are answered between yields; 0 means 1000.
+	// Slice is how many numbers are answered between rests; 0 means 1000.
 	Slice int
+	// Rest is how long the worker rests after a slice, as a share of
+	// the time the slice took: 1 (the default) leaves the processor idle
+	// for as long as the worker used it, so that a job takes at most half
+	// of one processor from the interactive API; a negative Rest, none.
+	Rest float64
+	// Sleep waits d (a test's clock); nil means time.Sleep.
+	Sleep func(d time.Duration)
 	// Retention is how long a stopped job's answers are kept; 0 means 7
 	// days.
 	Retention time.Duration
@@ -75,6 +83,12 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Slice <= 0 {
 		cfg.Slice = 1000
+	}
+	if cfg.Rest == 0 {
+		cfg.Rest = 1
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = time.Sleep
 	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = 7 * 24 * time.Hour
@@ -131,6 +145,7 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 	answered := make([]bool, 0, len(c.Numbers))
 	for i := 0; i < len(c.Numbers); i += w.cfg.Slice {
 		part := c.Numbers[i:min(i+w.cfg.Slice, len(c.Numbers))]
+		start := w.cfg.Now()
 		l, a, err := w.cfg.Answer(ctx, c.Kind, c.Enhanced, c.Messaging, part)
 		if err != nil {
 			// No table, or it was swapped: the claim lapses and the chunk
@@ -138,7 +153,11 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 			return true, err
 		}
 		lines, answered = append(lines, l...), append(answered, a...)
-		runtime.Gosched()
+		if rest := time.Duration(float64(w.cfg.Now().Sub(start)) * w.cfg.Rest); rest > 0 {
+			w.cfg.Sleep(rest)
+		} else {
+			runtime.Gosched()
+		}
 	}
 	j, err := w.cfg.Store.CommitChunk(ctx, c, lines, answered, w.cfg.Now())
 	if errors.Is(err, billing.ErrClaimLost) {

@@ -108,13 +108,13 @@ func TestWorkerKilledMidChunk(t *testing.T) {
 			clock := testclock.New(t0)
 			started, release := make(chan struct{}), make(chan struct{})
 			var answeredA atomic.Int64
-			a, _ := New(Config{Store: nodeA.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+			a, _ := New(Config{Store: nodeA.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Rest: -1, Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
 				close(started)
 				<-release
 				answeredA.Add(int64(len(n)))
 				return answer(ctx, kind, e, m, n)
 			}})
-			b, _ := New(Config{Store: nodeB.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Answer: answer})
+			b, _ := New(Config{Store: nodeB.(billing.Jobs), Now: clock.Now, Lease: time.Minute, Rest: -1, Answer: answer})
 			doneA := make(chan error, 1)
 			go func() {
 				_, err := a.Step(ctx)
@@ -256,6 +256,33 @@ func TestWorkerKill9(t *testing.T) {
 	}
 	if charged != want || lookups != 50_000 {
 		t.Fatalf("ledger: %d lookups, %s charged", lookups, charged)
+	}
+}
+
+// The worker rests after each slice for as long as the slice took.
+func TestWorkerRests(t *testing.T) {
+	ctx := context.Background()
+	s, err := billing.OpenBolt(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	acct, _ := s.CreateAccount(ctx, "Acme", t0)
+	if _, err := s.CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Kind: "trust", Numbers: make([]string, 25)}, billing.JobLimits{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	clock := testclock.New(t0)
+	var rests []time.Duration
+	w, _ := New(Config{Store: s, Now: clock.Now, Slice: 10, Sleep: func(d time.Duration) { rests = append(rests, d) },
+		Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+			clock.Advance(time.Duration(len(n)) * time.Millisecond)
+			return answer(ctx, kind, e, m, n)
+		}})
+	if worked, err := w.Step(ctx); err != nil || !worked {
+		t.Fatalf("step %v %v", worked, err)
+	}
+	if want := []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 5 * time.Millisecond}; !slices.Equal(rests, want) {
+		t.Fatalf("rested %v, want %v", rests, want)
 	}
 }
 
