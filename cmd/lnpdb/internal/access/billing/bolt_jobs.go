@@ -371,7 +371,24 @@ func (s *BoltStore) DeleteJobs(_ context.Context, cutoff time.Time) (n int, err 
 			}
 		}
 		n = len(old)
-		return nil
+		ob := tx.Bucket(bOutbox)
+		var ended [][]byte
+		err = ob.ForEach(func(k, v []byte) error {
+			var d boltDelivery
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			if d.State != "pending" && d.Next.Before(cutoff) {
+				ended = append(ended, k)
+			}
+			return nil
+		})
+		for _, k := range ended {
+			if err == nil {
+				err = ob.Delete(k)
+			}
+		}
+		return err
 	})
 	return n, err
 }

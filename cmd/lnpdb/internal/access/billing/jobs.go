@@ -171,7 +171,8 @@ type Jobs interface {
 	// yet.
 	JobResults(ctx context.Context, accountID, id string, fn func(number string, line []byte) error) error
 	// DeleteJobs deletes the jobs that stopped (final, or out of
-	// credit) before cutoff, with their answers, and says how many.
+	// credit) before cutoff, with their answers, and the webhook
+	// deliveries that ended before cutoff; it says how many jobs.
 	DeleteJobs(ctx context.Context, cutoff time.Time) (int, error)
 
 	// SetWebhookSecret sets accountID's webhook signing secret.

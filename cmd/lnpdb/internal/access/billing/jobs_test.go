@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func jobsOf(s Store) Jobs { return s.(Jobs) }
@@ -134,6 +136,13 @@ func TestJobRunsAndCharges(t *testing.T) {
 		}
 		if left, _ := js.WebhooksDue(ctx, t0.Add(time.Hour), 10); len(left) != 0 {
 			t.Fatalf("delivered, still due: %v", left)
+		}
+		// Retention deletes the job and its ended delivery.
+		if n, err := js.DeleteJobs(ctx, t0.Add(2*time.Minute)); err != nil || n != 1 {
+			t.Fatalf("deleted %d: %v", n, err)
+		}
+		if n := outboxLen(t, s); n != 0 {
+			t.Fatalf("%d deliveries kept", n)
 		}
 	})
 }
@@ -299,4 +308,21 @@ func TestJobCancelAndLimits(t *testing.T) {
 			t.Fatalf("left %d jobs", len(list))
 		}
 	})
+}
+
+// outboxLen counts the deliveries s keeps, ended ones included.
+func outboxLen(t *testing.T, s Store) int {
+	t.Helper()
+	n := 0
+	var err error
+	switch s := s.(type) {
+	case *BoltStore:
+		err = s.db.View(func(tx *bolt.Tx) error { n = tx.Bucket(bOutbox).Stats().KeyN; return nil })
+	case *PostgresStore:
+		err = s.pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_outbox`).Scan(&n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

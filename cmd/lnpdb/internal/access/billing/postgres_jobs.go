@@ -272,11 +272,17 @@ func (s *PostgresStore) JobResults(ctx context.Context, accountID, id string, fn
 
 // DeleteJobs implements [Jobs].
 func (s *PostgresStore) DeleteJobs(ctx context.Context, cutoff time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM jobs WHERE finished < $1 AND status NOT IN ('queued', 'running')`, cutoff)
-	if err != nil {
-		return 0, err
-	}
-	return int(tag.RowsAffected()), nil
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE finished < $1 AND status NOT IN ('queued', 'running')`, cutoff)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_outbox WHERE state <> 'pending' AND next_attempt < $1`, cutoff)
+		return err
+	})
+	return int(n), err
 }
 
 // SetWebhookSecret implements [Jobs].
