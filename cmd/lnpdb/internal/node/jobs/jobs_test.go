@@ -259,18 +259,32 @@ func TestWorkerKill9(t *testing.T) {
 	}
 }
 
-// The worker rests after each slice for as long as the slice took.
-func TestWorkerRests(t *testing.T) {
+// boltJob makes a bbolt store, an account with an empty wallet and a job
+// of spec for it, at t0.
+func boltJob(t *testing.T, spec billing.JobSpec) (*billing.BoltStore, billing.Account, billing.Job) {
+	t.Helper()
 	ctx := context.Background()
 	s, err := billing.OpenBolt(filepath.Join(t.TempDir(), "a.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	acct, _ := s.CreateAccount(ctx, "Acme", t0)
-	if _, err := s.CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Kind: "trust", Numbers: make([]string, 25)}, billing.JobLimits{}, t0); err != nil {
+	t.Cleanup(func() { s.Close() })
+	acct, err := s.CreateAccount(ctx, "Acme", t0)
+	if err != nil {
 		t.Fatal(err)
 	}
+	spec.AccountID = acct.ID
+	job, err := s.CreateJob(ctx, spec, billing.JobLimits{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, acct, job
+}
+
+// The worker rests after each slice for as long as the slice took.
+func TestWorkerRests(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := boltJob(t, billing.JobSpec{Kind: "trust", Numbers: make([]string, 25)})
 	clock := testclock.New(t0)
 	var rests []time.Duration
 	w, _ := New(Config{Store: s, Now: clock.Now, Slice: 10, Sleep: func(d time.Duration) { rests = append(rests, d) },
@@ -289,16 +303,7 @@ func TestWorkerRests(t *testing.T) {
 // The worker deletes jobs past their retention.
 func TestWorkerRetention(t *testing.T) {
 	ctx := context.Background()
-	s, err := billing.OpenBolt(filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	acct, _ := s.CreateAccount(ctx, "Acme", t0)
-	job, err := s.CreateJob(ctx, billing.JobSpec{AccountID: acct.ID, Kind: "cnam", Numbers: []string{"12015550123"}}, billing.JobLimits{}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, acct, job := boltJob(t, billing.JobSpec{Kind: "cnam", Numbers: []string{"12015550123"}})
 	clock := testclock.New(t0)
 	w, _ := New(Config{Store: s, Now: clock.Now, Answer: answer, Retention: 24 * time.Hour})
 	if worked, err := w.Step(ctx); err != nil || !worked {
