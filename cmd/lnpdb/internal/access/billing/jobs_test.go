@@ -326,3 +326,37 @@ func outboxLen(t *testing.T, s Store) int {
 	}
 	return n
 }
+
+// A job of an account suspended while it runs fails, its answers so far
+// kept, nothing more charged; its webhook says job.failed.
+func TestJobOfSuspendedAccountFails(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		js := jobsOf(s)
+		a := mustAccount(t, s, 1_000_000)
+		j, err := js.CreateJob(ctx, JobSpec{AccountID: a.ID, Kind: "cnam", Numbers: numbers(8), ChunkSize: 4, WebhookURL: "https://example.com/h"}, JobLimits{}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := js.ClaimChunk(ctx, t0, time.Minute)
+		lines, ok := answerAll(c)
+		if _, err := js.CommitChunk(ctx, c, lines, ok, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetStatus(ctx, a.ID, StatusSuspended); err != nil {
+			t.Fatal(err)
+		}
+		j = work(t, js, t0)
+		price := DefaultPrices[KindCNAM]
+		if j.Status != JobFailed || j.Done != 4 || j.Charged != 4*price || j.Finished.IsZero() {
+			t.Fatalf("job %+v", j)
+		}
+		if _, charged := conserved(t, s, a.ID); charged != 4*price {
+			t.Fatalf("charged %d", charged)
+		}
+		due, err := js.WebhooksDue(ctx, t0, 10)
+		if err != nil || len(due) != 1 || !strings.Contains(string(due[0].Body), `"type":"job.failed"`) {
+			t.Fatalf("webhook %+v %v", due, err)
+		}
+	})
+}
