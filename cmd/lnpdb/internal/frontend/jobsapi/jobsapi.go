@@ -108,21 +108,62 @@ func (a *API) account(w http.ResponseWriter, key auth.Key) (string, bool) {
 	return id, ok
 }
 
-// fail answers a store's error.
-func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+// Problem is how a refused job request, or a store's failure, is
+// answered: the HTTP status and the error body's error, code and details.
+// The account pages show the same details.
+type Problem struct {
+	Status               int
+	Error, Code, Details string
+	// Unavailable is a store's failure (503), which the caller logs.
+	Unavailable bool
+}
+
+// ProblemOf returns how err, from parsing a job's upload or from an
+// operation of [API], is answered.
+func ProblemOf(err error) Problem {
+	var tooBig *http.MaxBytesError
+	var bad *uploadError
+	var hook *webhookError
 	switch {
+	case errors.Is(err, errTooMany):
+		return Problem{http.StatusRequestEntityTooLarge, "Too many numbers", httpapi.CodeInvalidRequest, err.Error(), false}
+	case errors.As(err, &tooBig):
+		return Problem{http.StatusRequestEntityTooLarge, "Request body too large", httpapi.CodeInvalidRequest, fmt.Sprintf("A job's request body may be at most %d MiB", MaxUploadBytes>>20), false}
+	case errors.As(err, &bad):
+		return Problem{http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, bad.msg, false}
+	case errors.As(err, &hook):
+		return Problem{http.StatusBadRequest, "Invalid webhook URL", CodeInvalidWebook, hook.err.Error(), false}
+	case errors.Is(err, errContentType):
+		return Problem{http.StatusUnsupportedMediaType, "Unsupported media type", httpapi.CodeInvalidRequest, err.Error(), false}
 	case errors.Is(err, billing.ErrNotFound):
-		httpapi.WriteError(w, http.StatusNotFound, "Job not found", CodeJobNotFound, "No job of this account has this id")
+		return Problem{http.StatusNotFound, "Job not found", CodeJobNotFound, "No job of this account has this id", false}
 	case errors.Is(err, billing.ErrJobLimit):
-		httpapi.WriteError(w, http.StatusTooManyRequests, "Job limit exceeded", CodeJobLimit, strings.TrimPrefix(err.Error(), billing.ErrJobLimit.Error()+": "))
+		return Problem{http.StatusTooManyRequests, "Job limit exceeded", CodeJobLimit, strings.TrimPrefix(err.Error(), billing.ErrJobLimit.Error()+": "), false}
 	case errors.Is(err, billing.ErrConflict):
-		httpapi.WriteError(w, http.StatusConflict, "Job not resumable", CodeNotResumable, strings.TrimPrefix(err.Error(), billing.ErrConflict.Error()+": "))
+		return Problem{http.StatusConflict, "Job not resumable", CodeNotResumable, strings.TrimPrefix(err.Error(), billing.ErrConflict.Error()+": "), false}
 	case errors.Is(err, billing.ErrInvalid):
-		httpapi.WriteError(w, http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, strings.TrimPrefix(err.Error(), billing.ErrInvalid.Error()+": "))
-	default:
-		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "lookup jobs: the accounts store failed", slog.String("error", err.Error()))
-		httpapi.WriteError(w, http.StatusServiceUnavailable, "Service unavailable", httpapi.CodeUnavailable, "The accounts store cannot be reached; retry shortly")
+		return Problem{http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, strings.TrimPrefix(err.Error(), billing.ErrInvalid.Error()+": "), false}
+	case errors.Is(err, errRead):
+		return Problem{http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, "The request body could not be read", false}
 	}
+	return Problem{http.StatusServiceUnavailable, "Service unavailable", httpapi.CodeUnavailable, "The accounts store cannot be reached; retry shortly", true}
+}
+
+// errRead is a request body that could not be read.
+var errRead = errors.New("the request body could not be read")
+
+// webhookError is a webhook_url webhook.CheckURL refuses.
+type webhookError struct{ err error }
+
+func (e *webhookError) Error() string { return e.err.Error() }
+
+// fail answers err (see ProblemOf), logging a store's failure.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	p := ProblemOf(err)
+	if p.Unavailable {
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "lookup jobs: the accounts store failed", slog.String("error", err.Error()))
+	}
+	httpapi.WriteError(w, p.Status, p.Error, p.Code, p.Details)
 }
 
 // create serves POST /api/v1/jobs.
@@ -133,44 +174,50 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes)
 	u, err := parseRequest(r)
-	var tooBig *http.MaxBytesError
-	var bad *uploadError
-	switch {
-	case errors.Is(err, errTooMany):
-		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "Too many numbers", httpapi.CodeInvalidRequest, err.Error())
-		return
-	case errors.As(err, &tooBig):
-		httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "Request body too large", httpapi.CodeInvalidRequest, fmt.Sprintf("A job's request body may be at most %d MiB", MaxUploadBytes>>20))
-		return
-	case errors.As(err, &bad):
-		httpapi.WriteError(w, http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, bad.msg)
-		return
-	case errors.Is(err, errContentType):
-		httpapi.WriteError(w, http.StatusUnsupportedMediaType, "Unsupported media type", httpapi.CodeInvalidRequest, err.Error())
-		return
-	case err != nil:
-		httpapi.WriteError(w, http.StatusBadRequest, "Invalid request", httpapi.CodeInvalidRequest, "The request body could not be read")
+	if err != nil {
+		a.fail(w, r, ReadError(err))
 		return
 	}
-	if u.WebhookURL != "" {
-		if err := webhook.CheckURL(u.WebhookURL, a.cfg.AllowPrivateWebhooks); err != nil {
-			httpapi.WriteError(w, http.StatusBadRequest, "Invalid webhook URL", CodeInvalidWebook, err.Error())
-			return
-		}
-	}
-	j, err := a.cfg.Store.CreateJob(r.Context(), billing.JobSpec{AccountID: acct, Kind: u.Kind, Enhanced: u.Enhanced, Messaging: u.Messaging,
-		WebhookURL: u.WebhookURL, Numbers: u.Numbers}, a.cfg.Limits, a.cfg.Now())
+	j, err := a.Create(r.Context(), acct, u)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	a.cfg.Queued()
 	w.Header().Set("Location", "/api/v1/jobs/"+j.ID)
 	httpapi.WriteJSON(w, http.StatusAccepted, struct {
 		ID     string            `json:"id"`
 		Status billing.JobStatus `json:"status"`
 		Total  int64             `json:"total"`
 	}{j.ID, j.Status, j.Total})
+}
+
+// ReadError returns err, from ParseCSV or ParseJSON reading an upload, as
+// [ProblemOf] explains it to the client: a failure to read the body that
+// is not the parser's own refusal is errRead, not a store's failure.
+func ReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	var bad *uploadError
+	if errors.Is(err, errTooMany) || errors.As(err, &tooBig) || errors.As(err, &bad) || errors.Is(err, errContentType) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errRead, err)
+}
+
+// Create makes a job of u for the account acct, as POST /api/v1/jobs
+// does: its webhook_url checked, the account's limits applied, the
+// worker woken. Its errors are explained by [ProblemOf].
+func (a *API) Create(ctx context.Context, acct string, u *Upload) (billing.Job, error) {
+	if u.WebhookURL != "" {
+		if err := webhook.CheckURL(u.WebhookURL, a.cfg.AllowPrivateWebhooks); err != nil {
+			return billing.Job{}, &webhookError{err}
+		}
+	}
+	j, err := a.cfg.Store.CreateJob(ctx, billing.JobSpec{AccountID: acct, Kind: u.Kind, Enhanced: u.Enhanced, Messaging: u.Messaging,
+		WebhookURL: u.WebhookURL, Numbers: u.Numbers}, a.cfg.Limits, a.cfg.Now())
+	if err == nil {
+		a.cfg.Queued()
+	}
+	return j, err
 }
 
 var errContentType = errors.New("Content-Type must be application/json or text/csv")
@@ -207,7 +254,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	if !ok {
 		return
 	}
-	jobs, err := a.cfg.Store.ListJobs(r.Context(), acct, 1000)
+	jobs, err := a.List(r.Context(), acct, 1000)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -235,41 +282,62 @@ func (a *API) one(w http.ResponseWriter, r *http.Request, key auth.Key, do func(
 	httpapi.WriteJSON(w, http.StatusOK, j.View())
 }
 
-func (a *API) get(w http.ResponseWriter, r *http.Request, key auth.Key) {
-	a.one(w, r, key, a.cfg.Store.Job)
-}
-
+func (a *API) get(w http.ResponseWriter, r *http.Request, key auth.Key) { a.one(w, r, key, a.Job) }
 func (a *API) cancel(w http.ResponseWriter, r *http.Request, key auth.Key) {
-	a.one(w, r, key, func(ctx context.Context, acct, id string) (billing.Job, error) {
-		return a.cfg.Store.CancelJob(ctx, acct, id, a.cfg.Now())
-	})
+	a.one(w, r, key, a.Cancel)
+}
+func (a *API) resume(w http.ResponseWriter, r *http.Request, key auth.Key) {
+	a.one(w, r, key, a.Resume)
 }
 
-func (a *API) resume(w http.ResponseWriter, r *http.Request, key auth.Key) {
-	a.one(w, r, key, func(ctx context.Context, acct, id string) (billing.Job, error) {
-		j, err := a.cfg.Store.ResumeJob(ctx, acct, id, a.cfg.Now())
-		if err == nil {
-			a.cfg.Queued()
-		}
-		return j, err
-	})
+// List returns the account acct's jobs, newest first, at most limit.
+func (a *API) List(ctx context.Context, acct string, limit int) ([]billing.Job, error) {
+	return a.cfg.Store.ListJobs(ctx, acct, limit)
+}
+
+// Job returns the account acct's job id (billing.ErrNotFound for another
+// account's).
+func (a *API) Job(ctx context.Context, acct, id string) (billing.Job, error) {
+	return a.cfg.Store.Job(ctx, acct, id)
+}
+
+// Cancel stops the account acct's job id, as DELETE /api/v1/jobs/{id}.
+func (a *API) Cancel(ctx context.Context, acct, id string) (billing.Job, error) {
+	return a.cfg.Store.CancelJob(ctx, acct, id, a.cfg.Now())
+}
+
+// Resume queues again the account acct's job id, stopped
+// insufficient_balance, and wakes the worker, as POST
+// /api/v1/jobs/{id}/resume.
+func (a *API) Resume(ctx context.Context, acct, id string) (billing.Job, error) {
+	j, err := a.cfg.Store.ResumeJob(ctx, acct, id, a.cfg.Now())
+	if err == nil {
+		a.cfg.Queued()
+	}
+	return j, err
 }
 
 // results serves GET /api/v1/jobs/{id}/results: the stored answers in
-// input order, as NDJSON or (Accept: text/csv) CSV, streamed. A failure
-// after the first line aborts the response, which the client sees cut.
+// input order, as NDJSON or (Accept: text/csv) CSV.
 func (a *API) results(w http.ResponseWriter, r *http.Request, key auth.Key) {
 	acct, ok := a.account(w, key)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	j, err := a.cfg.Store.Job(r.Context(), acct, id)
+	j, err := a.Job(r.Context(), acct, r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	asCSV := strings.Contains(r.Header.Get("Accept"), "text/csv")
+	a.WriteResults(w, r, j, strings.Contains(r.Header.Get("Accept"), "text/csv"))
+}
+
+// WriteResults answers 200 with job j's stored answers in input order,
+// streamed: NDJSON (each line the single-number endpoint's body), or
+// asCSV a flat CSV with a header. Headers set before the call are kept. A
+// failure after the first line aborts the response, which the client
+// sees cut.
+func (a *API) WriteResults(w http.ResponseWriter, r *http.Request, j billing.Job, asCSV bool) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
@@ -293,7 +361,7 @@ func (a *API) results(w http.ResponseWriter, r *http.Request, key auth.Key) {
 			return bw.WriteByte('\n')
 		}
 	}
-	err = a.cfg.Store.JobResults(r.Context(), acct, id, each)
+	err := a.cfg.Store.JobResults(r.Context(), j.AccountID, j.ID, each)
 	if cw.Flush(); err == nil {
 		err = cw.Error()
 	}
@@ -301,7 +369,7 @@ func (a *API) results(w http.ResponseWriter, r *http.Request, key auth.Key) {
 		err = bw.Flush()
 	}
 	if err != nil && r.Context().Err() == nil {
-		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "lookup jobs: reading results failed", slog.String("job", id), slog.String("error", err.Error()))
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "lookup jobs: reading results failed", slog.String("job", j.ID), slog.String("error", err.Error()))
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -312,12 +380,22 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, key auth.Key)
 	if !ok {
 		return
 	}
-	secret := webhook.NewSecret()
-	if err := a.cfg.Store.SetWebhookSecret(r.Context(), acct, secret, a.cfg.Now()); err != nil {
+	secret, err := a.RotateSecret(r.Context(), acct)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, struct {
 		Secret string `json:"secret"`
 	}{secret})
+}
+
+// RotateSecret makes a new webhook signing secret for the account acct
+// and returns it (it is shown once: the store keeps it for signing).
+func (a *API) RotateSecret(ctx context.Context, acct string) (string, error) {
+	secret := webhook.NewSecret()
+	if err := a.cfg.Store.SetWebhookSecret(ctx, acct, secret, a.cfg.Now()); err != nil {
+		return "", err
+	}
+	return secret, nil
 }
