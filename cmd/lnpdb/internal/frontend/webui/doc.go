@@ -37,7 +37,9 @@
 // Origin, when the browser sends them) and carries the session's CSRF
 // token in the form field "csrf" (compared in constant time): a template
 // writes it with {{.CSRF}}. Forms are read with a 64 KiB limit
-// ([MaxFormBytes]). [UI.Render] writes a page inside the base layout
+// ([MaxFormBytes]). A file upload ([UI.HandleCustomerUpload]) is a
+// multipart form read as a stream within its own limit: its first part
+// must be the "csrf" field, checked before the handler reads the rest. [UI.Render] writes a page inside the base layout
 // (templates/layout.html): the area's template defines "content" and reads
 // its data as .Data; .Session is the session, .Flash a one-time notice
 // ([Session.SetFlash], shown on the next page rendered for the session).

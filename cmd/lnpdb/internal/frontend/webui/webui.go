@@ -9,8 +9,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"strconv"
@@ -291,7 +293,67 @@ func (u *UI) HandleCustomer(pattern string, h SessionHandler) { u.handle(pattern
 // doc).
 func (u *UI) HandleAdmin(pattern string, h SessionHandler) { u.handle(pattern, RoleAdmin, h) }
 
+// UploadHandler serves a multipart form of a session: mr reads the form's
+// parts after its CSRF token.
+type UploadHandler func(w http.ResponseWriter, r *http.Request, s *Session, mr *multipart.Reader)
+
+// HandleCustomerUpload serves pattern, a POST of a multipart/form-data
+// form (a file upload), for customers' sessions only. The body, at most
+// maxBytes, is not buffered: the form's first part must be its "csrf"
+// field, checked before h runs and reads the rest as a stream, so that
+// nothing of a forged upload is read past its first part.
+func (u *UI) HandleCustomerUpload(pattern string, maxBytes int64, h UploadHandler) {
+	u.handleSession(pattern, RoleCustomer, func(w http.ResponseWriter, r *http.Request, s *Session) {
+		mr, why := u.checkUpload(w, r, s, maxBytes)
+		if why != "" {
+			u.Message(w, r, http.StatusForbidden, "Refused", why)
+			return
+		}
+		h(w, r, s, mr)
+	})
+}
+
+// maxTokenPart bounds the csrf part of an upload.
+const maxTokenPart = 256
+
+// checkUpload checks an upload of s as checkForm checks a form, its token
+// the first part of the multipart body, and returns the reader of the
+// parts after it, or why the upload is refused.
+func (u *UI) checkUpload(w http.ResponseWriter, r *http.Request, s *Session, maxBytes int64) (*multipart.Reader, string) {
+	if why := u.sameSite(r); why != "" {
+		return nil, why
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, "The form could not be read: it must be sent as multipart/form-data."
+	}
+	part, err := mr.NextPart()
+	if err != nil || part.FormName() != "csrf" {
+		return nil, "The form's CSRF token is missing or wrong: reload the page and try again."
+	}
+	tok, err := io.ReadAll(io.LimitReader(part, maxTokenPart))
+	if err != nil || subtle.ConstantTimeCompare(tok, []byte(s.csrf)) != 1 {
+		return nil, "The form's CSRF token is missing or wrong: reload the page and try again."
+	}
+	return mr, ""
+}
+
 func (u *UI) handle(pattern string, role Role, h SessionHandler) {
+	u.handleSession(pattern, role, func(w http.ResponseWriter, r *http.Request, s *Session) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if why := u.checkForm(w, r, s); why != "" {
+				u.Message(w, r, http.StatusForbidden, "Refused", why)
+				return
+			}
+		}
+		h(w, r, s)
+	})
+}
+
+// handleSession serves pattern with h for a live session of role: without
+// one, a GET is sent to the role's sign-in page and anything else refused.
+func (u *UI) handleSession(pattern string, role Role, h SessionHandler) {
 	u.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := u.session(w, r)
 		switch {
@@ -306,12 +368,6 @@ func (u *UI) handle(pattern string, role Role, h SessionHandler) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if why := u.checkForm(w, r, s); why != "" {
-				u.Message(w, r, http.StatusForbidden, "Refused", why)
-				return
-			}
-		}
 		h(w, r, s)
 	}))
 }
