@@ -399,6 +399,16 @@ func (a *Admin) Accounts(ctx context.Context) ([]Account, error) {
 	return a.cfg.Store.Accounts(ctx)
 }
 
+// Jobs returns the lookup jobs of accountID ("" for every account), newest
+// first, at most limit (see [Jobs.ListJobs]).
+func (a *Admin) Jobs(ctx context.Context, accountID string, limit int) ([]Job, error) {
+	js, ok := a.cfg.Store.(Jobs)
+	if !ok {
+		return nil, errors.New("accounts store: this store keeps no lookup jobs")
+	}
+	return js.ListJobs(ctx, accountID, limit)
+}
+
 // Audit returns the audit log (see [Store.Audit]).
 func (a *Admin) Audit(ctx context.Context, accountID string, before int64, limit int) ([]AuditEntry, error) {
 	return a.cfg.Store.Audit(ctx, accountID, before, limit)

@@ -3,7 +3,8 @@
 // prices, the rate limit), its usage by day and kind over the last 90 days
 // (an SVG chart drawn on the server, the same numbers in a table, and a
 // CSV download), its API keys (labels, limits, creation, revocation, a new
-// key shown once) and a lookup playground. Every page reads the accounts
+// key shown once), its lookup jobs (a list uploaded, progress, results,
+// cancel and resume, the webhook secret; jobs.go) and a lookup playground. Every page reads the accounts
 // store (package billing) through the same operations as the JSON API and
 // the operator's commands; a customer reaches only the account of the key
 // the session was signed in with.
@@ -15,6 +16,7 @@
 //	POST /account/keys/{id}/revoke     revokes one of the account's keys
 //	GET  /account/playground           the lookup form
 //	POST /account/playground           one REST lookup with the key typed in the form
+//	GET  /account/jobs                  the account's lookup jobs, with Config.Jobs (jobs.go)
 package account
 
 import (
@@ -32,6 +34,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/jobsapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
 )
@@ -56,6 +59,11 @@ type Config struct {
 	// API is the lookup API's handler: the playground's lookups go
 	// through it, authenticated, rate-limited and charged as any other.
 	API http.Handler
+	// Jobs, when set, are the lookup jobs API's operations: the jobs page
+	// makes, lists, cancels and resumes jobs and serves their results
+	// through them, and manages the webhook secret. Nil leaves the page
+	// out.
+	Jobs *jobsapi.API
 	// DefaultLimit is the rate limit (lookups per minute) of a key
 	// without one of its own: serve's --rate-limit.
 	DefaultLimit int
@@ -71,8 +79,8 @@ type Config struct {
 }
 
 type pages struct {
-	cfg                        Config
-	home, keys, play, newKeyTp *webui.Template
+	cfg                                      Config
+	home, keys, play, newKeyTp, jobs, secret *webui.Template
 }
 
 //go:embed templates
@@ -103,7 +111,7 @@ func Register(cfg Config) error {
 	for _, t := range []struct {
 		dst  **webui.Template
 		file string
-	}{{&p.home, "home.html"}, {&p.keys, "keys.html"}, {&p.play, "playground.html"}, {&p.newKeyTp, "newkey.html"}} {
+	}{{&p.home, "home.html"}, {&p.keys, "keys.html"}, {&p.play, "playground.html"}, {&p.newKeyTp, "newkey.html"}, {&p.jobs, "jobs.html"}, {&p.secret, "secret.html"}} {
 		if *t.dst, err = cfg.UI.Template(funcs, files, "templates/"+t.file); err != nil {
 			return err
 		}
@@ -116,6 +124,15 @@ func Register(cfg Config) error {
 	ui.HandleCustomer("POST /account/keys/{id}/revoke", p.revokeKey)
 	ui.HandleCustomer("GET /account/playground", p.showPlayground)
 	ui.HandleCustomer("POST /account/playground", p.lookup)
+	if j := cfg.Jobs; j != nil {
+		ui.HandleCustomer("GET "+JobsPath, p.showJobs)
+		ui.HandleCustomerUpload("POST "+JobsPath, maxUploadForm, p.createJob)
+		ui.HandleCustomer("GET "+JobsPath+"/{id}/results.ndjson", p.jobResults(false))
+		ui.HandleCustomer("GET "+JobsPath+"/{id}/results.csv", p.jobResults(true))
+		ui.HandleCustomer("POST "+JobsPath+"/{id}/cancel", p.jobAction(j.Cancel, "canceled"))
+		ui.HandleCustomer("POST "+JobsPath+"/{id}/resume", p.jobAction(j.Resume, "resumed"))
+		ui.HandleCustomer("POST /account/webhook-secret", p.rotateSecret)
+	}
 	return nil
 }
 
@@ -130,8 +147,12 @@ var funcs = map[string]any{
 	"at": func(s []int64, i int) int64 { return s[i] },
 }
 
-func nav(current string) []webui.Link {
-	links := []webui.Link{{Href: webui.AccountHome, Text: "Account"}, {Href: "/account/keys", Text: "Keys"}, {Href: "/account/playground", Text: "Playground"}}
+func (p *pages) nav(current string) []webui.Link {
+	links := []webui.Link{{Href: webui.AccountHome, Text: "Account"}, {Href: "/account/keys", Text: "Keys"}}
+	if p.cfg.Jobs != nil {
+		links = append(links, webui.Link{Href: JobsPath, Text: "Jobs"})
+	}
+	links = append(links, webui.Link{Href: "/account/playground", Text: "Playground"})
 	for i := range links {
 		links[i].Current = links[i].Href == current
 	}
@@ -182,7 +203,7 @@ func (p *pages) showHome(w http.ResponseWriter, r *http.Request, s *webui.Sessio
 		return
 	}
 	d := homeData{Account: acc, Report: rep, FreeTier: billing.FreeTier, Limit: p.limit(s.Limit), OwnLimit: s.Limit > 0, Usage: u}
-	p.cfg.UI.Render(w, r, p.home, http.StatusOK, webui.Page{Title: "Your account", Nav: nav(webui.AccountHome), Data: d})
+	p.cfg.UI.Render(w, r, p.home, http.StatusOK, webui.Page{Title: "Your account", Nav: p.nav(webui.AccountHome), Data: d})
 }
 
 func (p *pages) limit(own int) int {
@@ -277,7 +298,7 @@ func (p *pages) renderKeys(w http.ResponseWriter, r *http.Request, s *webui.Sess
 		return
 	}
 	d.Label, d.RateLimit = form.Label, form.RateLimit
-	p.cfg.UI.Render(w, r, p.keys, status, webui.Page{Title: "API keys", Nav: nav("/account/keys"), Error: msg, Data: d})
+	p.cfg.UI.Render(w, r, p.keys, status, webui.Page{Title: "API keys", Nav: p.nav("/account/keys"), Error: msg, Data: d})
 }
 
 // checkLabel says what is wrong with a key's label, "" when nothing.
@@ -331,7 +352,7 @@ func (p *pages) createKey(w http.ResponseWriter, r *http.Request, s *webui.Sessi
 	}
 	p.cfg.Changed(ctx)
 	p.cfg.Logger.Info("key added from the account page", "account", s.AccountID, "key", k.ID, "by_key", s.KeyID)
-	p.cfg.UI.Render(w, r, p.newKeyTp, http.StatusCreated, webui.Page{Title: "Your new key", Nav: nav(""), Data: newKeyData{Key: text, Record: k, Limit: p.limit(k.Limit)}})
+	p.cfg.UI.Render(w, r, p.newKeyTp, http.StatusCreated, webui.Page{Title: "Your new key", Nav: p.nav(""), Data: newKeyData{Key: text, Record: k, Limit: p.limit(k.Limit)}})
 }
 
 func (p *pages) revokeKey(w http.ResponseWriter, r *http.Request, s *webui.Session) {
@@ -382,7 +403,7 @@ type playData struct {
 }
 
 func (p *pages) showPlayground(w http.ResponseWriter, r *http.Request, s *webui.Session) {
-	p.cfg.UI.Render(w, r, p.play, http.StatusOK, webui.Page{Title: "Lookup playground", Nav: nav("/account/playground"), Data: playData{Lookups: lookups, Number: "12025550123", Kind: "lrn"}})
+	p.cfg.UI.Render(w, r, p.play, http.StatusOK, webui.Page{Title: "Lookup playground", Nav: p.nav("/account/playground"), Data: playData{Lookups: lookups, Number: "12025550123", Kind: "lrn"}})
 }
 
 // validNumber reports whether s may go into the example curl line: the
@@ -403,7 +424,7 @@ func validNumber(s string) bool {
 func (p *pages) lookup(w http.ResponseWriter, r *http.Request, s *webui.Session) {
 	d := playData{Lookups: lookups, Number: strings.TrimSpace(r.PostForm.Get("number")), Kind: r.PostForm.Get("kind")}
 	key := strings.TrimSpace(r.PostForm.Get("key"))
-	page := webui.Page{Title: "Lookup playground", Nav: nav("/account/playground"), Data: &d}
+	page := webui.Page{Title: "Lookup playground", Nav: p.nav("/account/playground"), Data: &d}
 	li := -1
 	for i, l := range lookups {
 		if l.Value == d.Kind {

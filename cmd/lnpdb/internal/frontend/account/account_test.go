@@ -21,10 +21,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/jobsapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/node/jobs"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/delivery"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
+	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
 // site is the account pages over a real bbolt store and billing engine,
@@ -46,18 +52,51 @@ type site struct {
 	settled  chan bool
 	apiWaits bool
 	inAPI    chan struct{}
+	// With withJobs: the lookup jobs API, its worker, and the REST API
+	// serving it with keyA's account's key apiKey.
+	bolt   *billing.BoltStore
+	jobs   *jobsapi.API
+	worker *jobs.Worker
+	rest   *httptest.Server
+	apiKey string
+	nums   diptest.Numbers
 }
 
-func newSite(t *testing.T) *site { t.Helper(); return newSiteOver(t, nil) }
+// withJobs gives the site the jobs page, over the lookup jobs API of a
+// REST API on the sample table, and a worker the test steps.
+func withJobs(lim billing.JobLimits) func(*testing.T, *site, *Config) {
+	return func(t *testing.T, s *site, cfg *Config) {
+		db := testdb.Sample(t)
+		s.nums = diptest.Find(t, db)
+		s.apiKey = auth.NewKey()
+		k := auth.HashKey(s.apiKey)
+		k.Limit = 1_000_000
+		var err error
+		s.jobs, err = jobsapi.New(jobsapi.Config{Store: s.bolt, Limits: lim, AccountOf: func(got auth.Key) (string, bool) { return s.a.ID, got.Hash == k.Hash }})
+		require.NoError(t, err)
+		h, err := httpapi.New(httpapi.Config{Tables: diptest.Fixed(db), Keys: auth.NewKeySet(k), Keyed: s.jobs.Routes()})
+		require.NoError(t, err)
+		s.worker, err = jobs.New(jobs.Config{Store: s.bolt, Answer: h.AnswerJob, Slice: 7})
+		require.NoError(t, err)
+		s.rest = httptest.NewServer(h)
+		t.Cleanup(s.rest.Close)
+		cfg.Jobs = s.jobs
+	}
+}
+
+func newSite(t *testing.T, opts ...func(*testing.T, *site, *Config)) *site {
+	t.Helper()
+	return newSiteOver(t, nil, opts...)
+}
 
 // newSiteOver is newSite with the pages reading the store through wrap,
 // when not nil.
-func newSiteOver(t *testing.T, wrap func(billing.Store) billing.Store) *site {
+func newSiteOver(t *testing.T, wrap func(billing.Store) billing.Store, opts ...func(*testing.T, *site, *Config)) *site {
 	t.Helper()
 	ctx := context.Background()
 	st, err := billing.OpenBolt(filepath.Join(t.TempDir(), "accounts.db"))
 	require.NoError(t, err)
-	s := &site{store: st, settled: make(chan bool, 10), inAPI: make(chan struct{}, 10)}
+	s := &site{store: st, bolt: st, settled: make(chan bool, 10), inAPI: make(chan struct{}, 10)}
 	now := time.Now()
 	for _, acc := range []*billing.Account{&s.a, &s.b} {
 		*acc, err = st.CreateAccount(ctx, "acct", now)
@@ -119,14 +158,18 @@ func newSiteOver(t *testing.T, wrap func(billing.Store) billing.Store) *site {
 	if wrap != nil {
 		pagesStore = wrap(st)
 	}
-	require.NoError(t, Register(Config{
+	cfg := Config{
 		UI: s.ui, Store: pagesStore, Engine: s.engine, API: api, DefaultLimit: 200,
 		NewKey: func() (string, [32]byte) {
 			k := "lnp_new_" + strings.Repeat("x", int(s.newKeyNo.Add(1)))
 			return k, sha256.Sum256([]byte(k))
 		},
 		Changed: func(ctx context.Context) { require.NoError(t, s.engine.ReloadKeys(ctx)) },
-	}))
+	}
+	for _, o := range opts {
+		o(t, s, &cfg)
+	}
+	require.NoError(t, Register(cfg))
 	s.srv = httptest.NewServer(s.ui)
 	t.Cleanup(s.srv.Close)
 	return s

@@ -4,8 +4,8 @@
 // SVG on the server, from package history), the node's place in the
 // shared update log, its Redis and its last pull, and, with an accounts
 // store, the accounts (search, balance, this month's usage, credit with a
-// reference, prices, suspend and resume, key revocation) and the audit log
-// of those changes.
+// reference, prices, suspend and resume, key revocation), the lookup jobs
+// of every account, and the audit log of those changes.
 //
 // The pages are registered on a [webui.UI] with its admin role check, so a
 // customer's session is refused (403) and every POST carries the session's
@@ -65,6 +65,7 @@ const (
 	FrontEnds = Home + "/front-ends"
 	Accounts  = Home + "/accounts"
 	Audit     = Home + "/audit"
+	Jobs      = Home + "/jobs"
 )
 
 // storeTimeout bounds the store calls of one page.
@@ -74,9 +75,9 @@ const storeTimeout = 5 * time.Second
 var files embed.FS
 
 type console struct {
-	cfg                                           Config
-	ui                                            *webui.UI
-	overview, frontEnds, accounts, account, audit *webui.Template
+	cfg                                                 Config
+	ui                                                  *webui.UI
+	overview, frontEnds, accounts, account, audit, jobs *webui.Template
 }
 
 // Register registers the console's pages on ui.
@@ -95,7 +96,7 @@ func Register(ui *webui.UI, cfg Config) error {
 	for _, p := range []struct {
 		t    **webui.Template
 		file string
-	}{{&c.overview, "overview"}, {&c.frontEnds, "frontends"}, {&c.accounts, "accounts"}, {&c.account, "account"}, {&c.audit, "audit"}} {
+	}{{&c.overview, "overview"}, {&c.frontEnds, "frontends"}, {&c.accounts, "accounts"}, {&c.account, "account"}, {&c.audit, "audit"}, {&c.jobs, "jobs"}} {
 		t, err := ui.Template(funcs, files, "templates/"+p.file+".html")
 		if err != nil {
 			return err
@@ -113,6 +114,7 @@ func Register(ui *webui.UI, cfg Config) error {
 		ui.HandleAdmin("POST "+Accounts+"/{id}/resume", c.setStatus(billing.StatusActive))
 		ui.HandleAdmin("POST "+Accounts+"/{id}/keys/{key}/revoke", c.revoke)
 		ui.HandleAdmin("GET "+Audit, c.showAudit)
+		ui.HandleAdmin("GET "+Jobs, c.showJobs)
 	}
 	return nil
 }
@@ -121,7 +123,7 @@ func Register(ui *webui.UI, cfg Config) error {
 func (c *console) nav(current string) []webui.Link {
 	links := []webui.Link{{Href: Home, Text: "Overview"}, {Href: FrontEnds, Text: "Front ends"}}
 	if c.cfg.Accounts != nil {
-		links = append(links, webui.Link{Href: Accounts, Text: "Accounts"}, webui.Link{Href: Audit, Text: "Audit log"})
+		links = append(links, webui.Link{Href: Accounts, Text: "Accounts"}, webui.Link{Href: Jobs, Text: "Jobs"}, webui.Link{Href: Audit, Text: "Audit log"})
 	}
 	for i := range links {
 		links[i].Current = links[i].Href == current
@@ -378,4 +380,29 @@ func (c *console) showAudit(w http.ResponseWriter, r *http.Request, _ *webui.Ses
 		d.Older = d.Entries[auditPage-1].ID
 	}
 	c.render(w, r, c.audit, http.StatusOK, Audit, "Audit log", "", d)
+}
+
+type jobsData struct {
+	Account string
+	Jobs    []billing.Job
+	Max     int
+	More    bool // there are older jobs than those listed
+}
+
+// maxJobs is how many jobs the jobs page lists.
+const maxJobs = 200
+
+func (c *console) showJobs(w http.ResponseWriter, r *http.Request, _ *webui.Session) {
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	defer cancel()
+	d := jobsData{Account: strings.TrimSpace(r.URL.Query().Get("account")), Max: maxJobs}
+	var err error
+	if d.Jobs, err = c.cfg.Accounts.Jobs(ctx, d.Account, maxJobs+1); err != nil {
+		c.fail(w, r, c.jobs, Jobs, "Lookup jobs", d, err)
+		return
+	}
+	if len(d.Jobs) > maxJobs {
+		d.Jobs, d.More = d.Jobs[:maxJobs], true
+	}
+	c.render(w, r, c.jobs, http.StatusOK, Jobs, "Lookup jobs", "", d)
 }

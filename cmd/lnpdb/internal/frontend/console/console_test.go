@@ -179,7 +179,7 @@ func TestPagesForAdminsOnly(t *testing.T) {
 	f := newFixture(t)
 	admin, cust, none := f.browser(t, "lnp_admin"), f.browser(t, "lnp_cust"), f.browser(t, "")
 	acct := Accounts + "/" + f.acct.ID
-	for _, p := range []string{Home, FrontEnds, Accounts, acct, Audit} {
+	for _, p := range []string{Home, FrontEnds, Accounts, acct, Audit, Jobs} {
 		code, body := admin.get(p)
 		assert.Equal(t, http.StatusOK, code, "%s: %s", p, body)
 		code, _ = cust.get(p)
@@ -291,7 +291,7 @@ func TestHostileTextInert(t *testing.T) {
 	tok := b.csrf(acct)
 	code, _ := b.post(acct+"/credit", url.Values{"csrf": {tok}, "amount": {"1"}, "ref": {hostile}})
 	require.Equal(t, http.StatusSeeOther, code)
-	for _, p := range []string{Home, Accounts, Accounts + "?q=" + url.QueryEscape(hostile), acct, Audit, Audit + "?account=" + url.QueryEscape(hostile)} {
+	for _, p := range []string{Home, Accounts, Accounts + "?q=" + url.QueryEscape(hostile), acct, Audit, Audit + "?account=" + url.QueryEscape(hostile), Jobs + "?account=" + url.QueryEscape(hostile)} {
 		_, page := b.get(p)
 		assert.NotContains(t, page, "<script>alert", p)
 		assert.NotContains(t, page, "<img src=x", p)
@@ -367,4 +367,42 @@ func TestOldLabelEscaped(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, page)
 	assert.Contains(t, page, `<td>invoice\u202egpj.exe\n</td>`)
 	assert.NotContains(t, page, "\u202e")
+}
+
+// TestJobs: the jobs of every account, newest first, capped at maxJobs,
+// or one account's.
+func TestJobs(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	other, err := f.store.CreateAccount(ctx, "other", time.Now())
+	require.NoError(t, err)
+	js := f.store.(billing.Jobs)
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range maxJobs + 1 {
+		acct := f.acct.ID
+		if i%2 == 1 {
+			acct = other.ID
+		}
+		j, err := js.CreateJob(ctx, billing.JobSpec{AccountID: acct, Kind: "cnam", Numbers: []string{"2025550123", "x"}}, billing.JobLimits{}, t0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+		ids = append(ids, j.ID)
+	}
+	b := f.browser(t, "lnp_admin")
+	code, page := b.get(Jobs)
+	require.Equal(t, http.StatusOK, code, page)
+	assert.Contains(t, page, `<a href="/console/jobs" aria-current="page">Jobs</a>`)
+	assert.Equal(t, maxJobs, strings.Count(page, `<tr id="job-`), "capped")
+	assert.NotContains(t, page, ids[0], "the oldest is past the cap")
+	newest := strings.Index(page, ids[maxJobs])
+	require.Positive(t, newest)
+	assert.Less(t, newest, strings.Index(page, ids[maxJobs-1]), "newest first")
+	assert.Contains(t, page, `<td><a href="/console/accounts/`+f.acct.ID+`">`+f.acct.ID+`</a></td><td>cnam</td><td>queued</td><td class="num">0 / 2</td><td class="num">$0.00</td><td>2026-11-27 09:03:20 UTC</td><td>—</td>`)
+	assert.Contains(t, page, "Older jobs are not listed: choose an account.")
+
+	code, page = b.get(Jobs + "?account=" + other.ID)
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, maxJobs/2, strings.Count(page, `<tr id="job-`), "the other account's only")
+	assert.NotContains(t, page, "/console/accounts/"+f.acct.ID+`"`)
+	assert.NotContains(t, page, "Older jobs")
 }
