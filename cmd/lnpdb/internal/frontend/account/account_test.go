@@ -72,7 +72,8 @@ func withJobs(lim billing.JobLimits) func(*testing.T, *site, *Config) {
 		k := auth.HashKey(s.apiKey)
 		k.Limit = 1_000_000
 		var err error
-		s.jobs, err = jobsapi.New(jobsapi.Config{Store: s.bolt, Limits: lim, AccountOf: func(got auth.Key) (string, bool) { return s.a.ID, got.Hash == k.Hash }})
+		s.jobs, err = jobsapi.New(jobsapi.Config{Store: s.bolt, Limits: lim, Queued: func() { s.worker.Wake() },
+			AccountOf: func(got auth.Key) (string, bool) { return s.a.ID, got.Hash == k.Hash }})
 		require.NoError(t, err)
 		h, err := httpapi.New(httpapi.Config{Tables: diptest.Fixed(db), Keys: auth.NewKeySet(k), Keyed: s.jobs.Routes()})
 		require.NoError(t, err)
