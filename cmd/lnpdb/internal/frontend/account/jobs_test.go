@@ -221,6 +221,26 @@ func (b *browser) jobsCSRF(t *testing.T) string {
 	return m[1]
 }
 
+// TestJobsLongLine: a line past the line reader's bound within the upload's
+// is a row of its own, answered as an invalid number, as the API does.
+func TestJobsLongLine(t *testing.T) {
+	s := newSite(t, withJobs(billing.JobLimits{}))
+	b := s.signIn(t, s.keyA)
+	tok := b.jobsCSRF(t)
+	file := io.MultiReader(strings.NewReader(s.nums.Home+"\n"), io.LimitReader(repeat('9'), 3<<20), strings.NewReader("\n"+s.nums.Ported+"\n"))
+	resp, body := b.upload(t, tok, nil, file)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
+	j := s.jobsOf(t, s.a.ID)[0]
+	assert.Equal(t, int64(3), j.Total)
+	s.run(t)
+	_, got := b.get(t, JobsPath+"/"+j.ID+"/results.ndjson")
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[1], `"code":"INVALID_PHONE_NUMBER"`)
+	assert.NotContains(t, lines[0], `"code"`)
+	assert.NotContains(t, lines[2], `"code"`)
+}
+
 // TestJobsOfAnotherAccount: another account's job is not listed, and its
 // results, cancel and resume are 404; the job is left as it was.
 func TestJobsOfAnotherAccount(t *testing.T) {
