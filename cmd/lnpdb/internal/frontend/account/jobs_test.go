@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"html"
 	"io"
 	"mime/multipart"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/jobsapi"
 )
@@ -360,4 +362,38 @@ func TestNoJobsPage(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	_, body := b.get(t, "/account/keys")
 	assert.NotContains(t, body, `href="/account/jobs"`)
+}
+
+// downJobs is a jobs store that cannot be reached.
+type downJobs struct{ billing.Jobs }
+
+var errDown = errors.New("dial tcp 10.0.0.1:5432: connection refused")
+
+func (downJobs) ListJobs(context.Context, string, int) ([]billing.Job, error) { return nil, errDown }
+func (downJobs) Job(context.Context, string, string) (billing.Job, error) {
+	return billing.Job{}, errDown
+}
+func (downJobs) CreateJob(context.Context, billing.JobSpec, billing.JobLimits, time.Time) (billing.Job, error) {
+	return billing.Job{}, errDown
+}
+
+// TestJobsStoreDown: a store that fails is a 503 page that says so, not
+// the store's words, nor a refusal of the customer's file.
+func TestJobsStoreDown(t *testing.T) {
+	s := newSite(t, withJobs(billing.JobLimits{}), func(t *testing.T, s *site, cfg *Config) {
+		api, err := jobsapi.New(jobsapi.Config{Store: downJobs{s.bolt}, AccountOf: func(auth.Key) (string, bool) { return "", false }})
+		require.NoError(t, err)
+		cfg.Jobs = api
+	})
+	b := s.signIn(t, s.keyA)
+	resp, body := b.get(t, JobsPath)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Contains(t, body, "The accounts store did not answer")
+	assert.NotContains(t, body, "10.0.0.1")
+	tok := b.csrf(t) // from the keys page
+	resp, body = b.upload(t, tok, nil, strings.NewReader("2025550123\n"))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.NotContains(t, body, "No job was made")
+	resp, _ = b.get(t, JobsPath+"/job_x/results.csv")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 }
