@@ -19,6 +19,8 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 )
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr}, args)
+		code := root.Run(ctx, &cliutil.Env{Stdout: os.Stdout, Stderr: os.Stderr}, args)
 		stop()
 		os.Exit(code)
 	}

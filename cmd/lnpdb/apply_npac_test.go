@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/apply"
 	"github.com/lnpdb/lnpdb/format"
 )
 
 // TestApplyLatestViewKill9 applies an NPAC latest-view file (every ported
 // number of a generated world modified, download reason 2), larger than a
-// batch of applyBatch updates, with lnpdb apply as a child process, killed
+// batch of apply.Batch updates, with lnpdb apply as a child process, killed
 // with SIGKILL at a different moment each time: on reopening, either every
 // update of the file is visible or none is.
 func TestApplyLatestViewKill9(t *testing.T) {
@@ -44,7 +45,7 @@ func TestApplyLatestViewKill9(t *testing.T) {
 		require.NoError(t, err)
 		want[tn] = "1" + strings.TrimPrefix(next[1], "1")
 	}
-	require.Greater(t, len(want), applyBatch, "more than one batch: the file is still applied all or nothing")
+	require.Greater(t, len(want), apply.Batch, "more than one batch: the file is still applied all or nothing")
 	feedPath := filepath.Join(dir, "LATEST.20261126.dat")
 	require.NoError(t, os.WriteFile(feedPath, []byte(feed.String()), 0o644))
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/apply"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,7 +114,7 @@ func TestApplyFeedIsOneUnit(t *testing.T) {
 
 	var b strings.Builder
 	b.WriteString("action,tn,lrn,spid,activated_at,sv_type\n")
-	for line := range applyBatch + 5 {
+	for line := range apply.Batch + 5 {
 		fmt.Fprintf(&b, "U,%d,2025569000,3003,,2\n", 2025550000+line%10000)
 	}
 	good := b.String()
@@ -139,7 +140,7 @@ func TestApplyFeedIsOneUnit(t *testing.T) {
 	require.NoError(t, os.WriteFile(gz, z.Bytes(), 0o644))
 	code, out, errs := runCmd(t, "apply", "--db", table, gz)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, fmt.Sprintf("applied %d updates", applyBatch+5))
+	assert.Contains(t, out, fmt.Sprintf("applied %d updates", apply.Batch+5))
 	db, err = format.OpenWriter(table)
 	require.NoError(t, err)
 	defer db.Close()

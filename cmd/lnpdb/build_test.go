@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +18,7 @@ import (
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	code = root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -95,10 +97,10 @@ func TestHelp(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Empty(t, stderr, "help asked for goes to stdout")
 	last := ""
-	for _, c := range commands {
-		assert.Greater(t, c.name, last, "commands by name, each once")
-		last = c.name
-		assert.Contains(t, errs, "  "+c.name+" ")
+	for _, c := range root.Commands {
+		assert.Greater(t, c.Name, last, "commands by name, each once")
+		last = c.Name
+		assert.Contains(t, errs, "  "+c.Name+" ")
 	}
 	code, _, errs = runCmd(t)
 	assert.Equal(t, 2, code)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -19,13 +20,13 @@ import (
 // what --help and a bad flag are tried on.
 func everyCommandLine() [][]string {
 	var lines [][]string
-	for _, c := range commands {
-		if c.subs == nil {
-			lines = append(lines, []string{c.name})
+	for _, c := range root.Commands {
+		if c.Subs == nil {
+			lines = append(lines, []string{c.Name})
 			continue
 		}
-		for _, s := range c.subs {
-			lines = append(lines, []string{c.name, s})
+		for _, s := range c.Subs {
+			lines = append(lines, []string{c.Name, s})
 		}
 	}
 	return lines
@@ -140,10 +141,10 @@ func TestCompletion(t *testing.T) {
 		code, out, errs := runCmd(t, "completion", sh)
 		require.Equal(t, 0, code, errs)
 		scripts[sh] = out
-		for _, c := range commands {
-			assert.Contains(t, out, c.name, "%s: command %s", sh, c.name)
-			for _, s := range c.subs {
-				assert.Contains(t, out, s, "%s: %s %s", sh, c.name, s)
+		for _, c := range root.Commands {
+			assert.Contains(t, out, c.Name, "%s: command %s", sh, c.Name)
+			for _, s := range c.Subs {
+				assert.Contains(t, out, s, "%s: %s %s", sh, c.Name, s)
 			}
 		}
 		for _, f := range []string{"--updates-log-file", "--db", "--redis-password"} {

@@ -19,6 +19,8 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/console"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/format"
@@ -54,7 +56,7 @@ func TestBrowserConsole(t *testing.T) {
 	require.NoError(t, st.Close())
 	admins := filepath.Join(dir, "admin-keys")
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(ctx, &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", admins}), errb.String())
+	require.Equal(t, 0, root.Run(ctx, &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"key", "new", "--keys", admins}), errb.String())
 	adminKey := strings.TrimSpace(out.String())
 	s := startServe(t, "--db", testdb.Build(t, lnpdb.Sample()), "--accounts", dsn, "--admin-keys", admins, "--addr", "127.0.0.1:0", "--access-log=false")
 	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)

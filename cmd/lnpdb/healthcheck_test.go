@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +67,7 @@ func TestHealthcheckFollowsAddr(t *testing.T) {
 	require.Equal(t, 0, got, errs)
 	assert.Equal(t, "http://127.0.0.1:"+port+"/api/v1/status: ok\n", out)
 
-	assert.Equal(t, "http://[::1]:8080/api/v1/status", healthURL("[::]:8080"))
-	assert.Equal(t, "http://127.0.0.1:8080/api/v1/status", healthURL(":8080"))
-	assert.Equal(t, "http://10.0.0.5:9000/api/v1/status", healthURL("10.0.0.5:9000"))
+	assert.Equal(t, "http://[::1]:8080/api/v1/status", cliutil.HealthURL("[::]:8080"))
+	assert.Equal(t, "http://127.0.0.1:8080/api/v1/status", cliutil.HealthURL(":8080"))
+	assert.Equal(t, "http://10.0.0.5:9000/api/v1/status", cliutil.HealthURL("10.0.0.5:9000"))
 }

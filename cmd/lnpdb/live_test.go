@@ -23,6 +23,8 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/lnpdb/lnpdb/internal/ingest/feed"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
@@ -379,7 +381,7 @@ func TestServeAdminAPIOnlyWithAdminKeys(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "admins")
 	require.NoError(t, os.WriteFile(empty, []byte("# nobody\n"), 0o600))
 	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"serve", "--db", f.table, "--keys", f.keys, "--admin-keys", empty, "--addr", "127.0.0.1:0"})
+	code = root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"serve", "--db", f.table, "--keys", f.keys, "--admin-keys", empty, "--addr", "127.0.0.1:0"})
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errb.String(), "holds no keys")
 }

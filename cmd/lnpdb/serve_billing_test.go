@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/serve"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/diptest"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
@@ -32,7 +33,7 @@ func TestServeDemoBills(t *testing.T) {
 
 	// 10 free, then $0.01 at $0.001: 20 plain LRN lookups answer.
 	const body = `{"phone_number":"12025550123"}`
-	for i := range billing.FreeTier + demoCredit/1000 {
+	for i := range billing.FreeTier + serve.DemoCredit/1000 {
 		code, b := call(t, "POST", base+"/api/v1/lrn", key, body)
 		require.Equal(t, http.StatusOK, code, "lookup %d: %s", i+1, b)
 	}
@@ -61,7 +62,7 @@ func TestServeDemoBills(t *testing.T) {
 	assert.Equal(t, billing.Micros(0), u.Balance)
 	assert.Equal(t, int64(0), u.FreeLeft)
 	require.Len(t, u.CurrentMonth.Kinds, 1)
-	assert.Equal(t, billing.KindUsage{Kind: billing.KindLRN, Lookups: 20, Free: 10, Amount: demoCredit, AmountUSD: "0.01"}, u.CurrentMonth.Kinds[0])
+	assert.Equal(t, billing.KindUsage{Kind: billing.KindLRN, Lookups: 20, Free: 10, Amount: serve.DemoCredit, AmountUSD: "0.01"}, u.CurrentMonth.Kinds[0])
 
 	// /metrics says what was charged and what the leases hold. A lookup
 	// is counted once its answer is flushed, just after the client may

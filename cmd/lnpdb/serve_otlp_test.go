@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -81,7 +83,7 @@ func TestServeOTLPTraces(t *testing.T) {
 // usage error, before anything is served.
 func TestServeOTLPEndpointRefused(t *testing.T) {
 	var out, errb strings.Builder
-	code := run(t.Context(), &env{stdout: &out, stderr: &errb}, []string{"serve", "--addr", "127.0.0.1:0", "--otlp-endpoint", "collector:4318"})
+	code := root.Run(t.Context(), &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"serve", "--addr", "127.0.0.1:0", "--otlp-endpoint", "collector:4318"})
 	assert.Equal(t, 2, code, "%s", errb.String())
 	assert.Contains(t, errb.String(), "otlp-endpoint")
 }

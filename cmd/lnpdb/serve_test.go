@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/serve"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testio"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
@@ -36,7 +38,7 @@ func startServe(t *testing.T, args ...string) *serving {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &serving{cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		s.done <- run(ctx, &env{stdout: &s.stdout, stderr: &s.stderr}, append([]string{"serve"}, args...))
+		s.done <- root.Run(ctx, &cliutil.Env{Stdout: &s.stdout, Stderr: &s.stderr}, append([]string{"serve"}, args...))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -142,7 +144,7 @@ func TestServeTableWithKeysAndMetricsListener(t *testing.T) {
 	table := testdb.Build(t, lnpdb.Sample())
 	keys := filepath.Join(t.TempDir(), "keys")
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", keys, "--rpm", "2"}), errb.String())
+	require.Equal(t, 0, root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"key", "new", "--keys", keys, "--rpm", "2"}), errb.String())
 	key := strings.TrimSpace(out.String())
 
 	s := startServe(t, "--db", table, "--keys", keys, "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
@@ -201,36 +203,6 @@ func TestServeRefuses(t *testing.T) {
 	})
 }
 
-func TestServerBoundsSlowClients(t *testing.T) {
-	srv := newServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
-	assert.Equal(t, readHeaderTimeout, srv.ReadHeaderTimeout)
-	assert.Equal(t, readTimeout, srv.ReadTimeout)
-	assert.Equal(t, writeTimeout, srv.WriteTimeout)
-	assert.Equal(t, idleTimeout, srv.IdleTimeout)
-	assert.Equal(t, maxHeaderBytes, srv.MaxHeaderBytes)
-	for _, d := range []time.Duration{readHeaderTimeout, readTimeout, writeTimeout, idleTimeout} {
-		assert.Positive(t, d)
-	}
-	if testing.Short() {
-		return
-	}
-
-	// A client that starts a request and stalls is cut off once
-	// readHeaderTimeout has passed (before readTimeout), not held open.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Write([]byte("POST /api/v1/lrn HTTP/1.1\r\nHost: x\r\n"))
-	require.NoError(t, err)
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(readHeaderTimeout+3*time.Second)))
-	_, err = io.ReadAll(conn)
-	require.NoError(t, err, "the server closes the connection (a timeout here means it did not)")
-}
-
 // TestServeGCPercent: serve runs the collector at gcPercent when GOGC is not
 // set, and leaves it alone when it is.
 func TestServeGCPercent(t *testing.T) {
@@ -241,7 +213,7 @@ func TestServeGCPercent(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	s := startServe(t, "--addr", "127.0.0.1:0")
 	s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
-	assert.Equal(t, gcPercent, debug.SetGCPercent(100))
+	assert.Equal(t, serve.GCPercent, debug.SetGCPercent(100))
 
 	t.Setenv("GOGC", "100")
 	s = startServe(t, "--addr", "127.0.0.1:0")

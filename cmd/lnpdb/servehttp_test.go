@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -114,7 +116,7 @@ func TestServeTLSAndCORSFlags(t *testing.T) {
 		{"--cors-origin", "app.example"},
 		{"--trusted-proxies", "proxy.example.net"},
 	} {
-		code := run(t.Context(), &env{stdout: io.Discard, stderr: io.Discard}, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
+		code := root.Run(t.Context(), &cliutil.Env{Stdout: io.Discard, Stderr: io.Discard}, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
 		assert.NotEqual(t, 0, code, strings.Join(args, " "))
 	}
 }

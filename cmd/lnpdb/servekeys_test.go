@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
 
@@ -93,7 +95,7 @@ func TestServeRefusesOneFileForBothKeySets(t *testing.T) {
 	require.NoError(t, os.Link(keys, hardlink))
 	for _, admins := range []string{keys, dir + "/./keys", symlink, hardlink} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), &env{stdout: &out, stderr: &errb},
+		code := root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb},
 			[]string{"serve", "--db", table, "--keys", keys, "--admin-keys", admins, "--addr", "127.0.0.1:0"})
 		assert.Equal(t, 2, code, "%s: a usage error", admins)
 		assert.Contains(t, errb.String(), "--keys and --admin-keys name the same file", admins)

@@ -19,6 +19,9 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/serve"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testweb"
@@ -72,7 +75,7 @@ func TestServeWebUI(t *testing.T) {
 	keys, admins := filepath.Join(dir, "keys"), filepath.Join(dir, "admin-keys")
 	newKey := func(file string) string {
 		var out, errb bytes.Buffer
-		require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", file}), errb.String())
+		require.Equal(t, 0, root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"key", "new", "--keys", file}), errb.String())
 		return strings.TrimSpace(out.String())
 	}
 	lookupKey, adminKey := newKey(keys), newKey(admins)
@@ -314,7 +317,7 @@ func TestServePlaygroundBills(t *testing.T) {
 
 	// A lookup is settled once its page is flushed, just after the client
 	// may have read it: ask until the last one is in.
-	want := billing.KindUsage{Kind: billing.KindLRNEnhanced, Lookups: 15, Free: 10, Amount: demoCredit, AmountUSD: "0.01"}
+	want := billing.KindUsage{Kind: billing.KindLRNEnhanced, Lookups: 15, Free: 10, Amount: serve.DemoCredit, AmountUSD: "0.01"}
 	var u billing.UsageReport
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		code, b := call(t, "GET", base+"/api/v1/usage", key, "")

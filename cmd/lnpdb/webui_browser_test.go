@@ -23,6 +23,8 @@ import (
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
@@ -226,7 +228,7 @@ func browseAccount(t *testing.T, b *browser, table, dsn, shots string) {
 	_, key, balance, bars := seedAccount(t, dsn)
 	admins := filepath.Join(dir, "admin-keys")
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{"key", "new", "--keys", admins}), errb.String())
+	require.Equal(t, 0, root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, []string{"key", "new", "--keys", admins}), errb.String())
 	s := startServe(t, "--db", table, "--accounts", dsn, "--admin-keys", admins, "--addr", "127.0.0.1:0", "--access-log=false")
 	base := s.await(t, &s.stdout, `on (http://127\.0\.0\.1:\d+)`)
 

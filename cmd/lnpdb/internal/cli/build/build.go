@@ -1,0 +1,100 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/format/build"
+)
+
+func Run(ctx context.Context, e *cliutil.Env, args []string) error {
+	fs := cliutil.NewFlags(e, "build", "SRC_DIR")
+	out := fs.String("db", "", "table `file` to write (default: us.lnpdb)")
+	oldOut := fs.String("o", "", "the same as --db (deprecated: every command names its table with --db)")
+	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
+	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
+	maxMem := fs.Int64("max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
+	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
+	if err := cliutil.ParseArgs(e, fs, args, 1, "want exactly one SRC_DIR"); err != nil {
+		return err
+	}
+	if err := cliutil.DeprecatedDB(e, "build", out, *oldOut, "-o FILE"); err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = "us.lnpdb"
+	}
+	src := fs.Arg(0)
+	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		return fmt.Errorf("source directory %s: not a directory", src)
+	}
+	rep, err := build.Build(ctx, os.DirFS(src), *out, build.Options{
+		SkipBadRows:  *skip,
+		PortedFormat: *portedFormat,
+		Progress:     e.Stderr,
+		MaxMemory:    maxMemory(*maxMem),
+		TempDir:      *tempDir,
+	})
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "wrote\t%s\n", *out)
+	for _, f := range rep.Files {
+		fmt.Fprintf(w, "%s\t%s\n", f.Name, fileLine(f))
+	}
+	fmt.Fprintf(w, "skipped\t%d rows\n", rep.Skipped)
+	for _, s := range rep.SkippedSample {
+		fmt.Fprintf(w, "  \t%s\n", s)
+	}
+	if rep.Spilled > 0 {
+		fmt.Fprintf(w, "spilled\t%d rows to temporary files\n", rep.Spilled)
+	}
+	fmt.Fprintf(w, "ported numbers\t%d\n", rep.Counts.Ported)
+	fmt.Fprintf(w, "file size\t%d bytes (%s)\n", rep.FileSize, cliutil.HumanBytes(rep.FileSize))
+	if rep.Counts.Ported > 0 {
+		fmt.Fprintf(w, "per ported number\t%.2f bytes\n", rep.BytesPerPorted())
+	}
+	fmt.Fprintf(w, "time\t%s\n", rep.Duration.Round(time.Millisecond))
+	if rss := peakRSS(); rss > 0 {
+		fmt.Fprintf(w, "peak RSS\t%s\n", cliutil.HumanBytes(rss))
+	}
+	return w.Flush()
+}
+
+// fileLine is what a build did with a file: every line it read, as read,
+// skipped, or header and blank, and why records were skipped.
+func fileLine(f build.FileReport) string {
+	s := fmt.Sprintf("%s: %d read, %d skipped", f.Kind, f.Read, f.Skipped)
+	if f.Lines > 0 {
+		s = fmt.Sprintf("%s: %d lines = %d read + %d skipped + %d header or blank", f.Kind, f.Lines, f.Read, f.Skipped, f.Header+f.Blank)
+	}
+	var why []string
+	if f.Bad > 0 {
+		why = append(why, fmt.Sprintf("%d bad", f.Bad))
+	}
+	for _, r := range f.Reasons {
+		why = append(why, fmt.Sprintf("%d: %s", r.Count, r.Reason))
+	}
+	if f.Note != "" {
+		why = append(why, f.Note)
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	return s
+}
+
+// maxMemory turns the --max-memory-mib flag into BuildOptions.MaxMemory.
+func maxMemory(mib int64) int64 {
+	if mib < 0 {
+		return -1
+	}
+	return max(1, mib<<20) // 0 MiB spills everything, where 0 bytes would mean the default
+}

@@ -1,0 +1,276 @@
+package root
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+)
+
+// The shell completion scripts are generated from the command table and
+// from each command's own flags, learnt by running it with -h: a flag added
+// to a command is completed without anything else to change.
+
+// compFlag is a flag as completion offers it.
+type compFlag struct {
+	name, usage string
+	value       bool   // takes a value (not a bool flag)
+	file        bool   // the value is a file or directory
+	arg         string // the value's name in the usage (`file`, `DSN`); "" for a bool flag
+	def         string // the default, as -h prints it
+}
+
+// compCmd is a command, or a command and one of its subcommands.
+type compCmd struct {
+	words []string // "serve", or "account", "create"
+	flags []compFlag
+}
+
+// helpArgs are the command lines run with -h to learn a command's flags;
+// key new has two forms with different flags.
+func helpArgs(c Command, sub string) [][]string {
+	if sub == "" {
+		return [][]string{{"-h"}}
+	}
+	if c.Name == "key" && sub == "new" {
+		return [][]string{{sub, "-h"}, {sub, "--accounts=", "-h"}}
+	}
+	return [][]string{{sub, "-h"}}
+}
+
+// completionTable returns every command and subcommand with its flags.
+func completionTable(ctx context.Context) []compCmd {
+	var table []compCmd
+	learn := func(c Command, sub string) compCmd {
+		cc := compCmd{words: []string{c.Name}}
+		if sub != "" {
+			cc.words = append(cc.words, sub)
+		}
+		if c.Name == "completion" {
+			return cc // no flags; and not run again from here
+		}
+		var sets []*flag.FlagSet
+		e := &cliutil.Env{Stdout: io.Discard, Stderr: io.Discard, FlagSets: &sets}
+		for _, args := range helpArgs(c, sub) {
+			_ = c.Run(ctx, e, args)
+		}
+		seen := map[string]bool{}
+		for _, fs := range sets {
+			fs.VisitAll(func(f *flag.Flag) {
+				if seen[f.Name] {
+					return
+				}
+				seen[f.Name] = true
+				kind, usage := flag.UnquoteUsage(f)
+				bf, isBool := f.Value.(interface{ IsBoolFlag() bool })
+				cf := compFlag{name: "--" + f.Name, usage: usage, value: !(isBool && bf.IsBoolFlag()), arg: kind, def: f.DefValue}
+				cf.file = cf.value && (kind == "file" || kind == "directory" || strings.HasSuffix(f.Name, "-file"))
+				cc.flags = append(cc.flags, cf)
+			})
+		}
+		slices.SortFunc(cc.flags, func(a, b compFlag) int { return strings.Compare(a.name, b.name) })
+		return cc
+	}
+	for _, c := range Commands {
+		if c.Subs == nil {
+			table = append(table, learn(c, ""))
+			continue
+		}
+		for _, sub := range c.Subs {
+			table = append(table, learn(c, sub))
+		}
+	}
+	return table
+}
+
+func runCompletion(ctx context.Context, e *cliutil.Env, args []string) error {
+	shell, args, err := cliutil.Subcommand(e, args, "lnpdb completion bash|zsh|fish\n\n"+
+		"  bash: source <(lnpdb completion bash), or save it as /etc/bash_completion.d/lnpdb\n"+
+		"  zsh:  lnpdb completion zsh > \"${fpath[1]}/_lnpdb\" (then start a new shell)\n"+
+		"  fish: lnpdb completion fish > ~/.config/fish/completions/lnpdb.fish", "bash", "zsh", "fish")
+	if err != nil {
+		return err
+	}
+	fs := cliutil.NewFlags(e, "completion "+shell, "")
+	if err := cliutil.ParseArgs(e, fs, args, 0, "completion takes only the shell's name"); err != nil {
+		return err
+	}
+	table := completionTable(ctx)
+	switch shell {
+	case "bash":
+		return writeBash(e.Stdout, table)
+	case "zsh":
+		return writeZsh(e.Stdout, table)
+	default:
+		return writeFish(e.Stdout, table)
+	}
+}
+
+// quote returns s as one single-quoted shell word (bash, zsh and fish).
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fishQuote returns s as one single-quoted fish word: fish escapes inside
+// single quotes with a backslash.
+func fishQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+// brief is the start of a flag's or command's description, short enough for
+// a completion menu.
+func brief(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	for _, stop := range []string{" (", "; ", ": ", ". "} {
+		if i := strings.Index(s, stop); i > 0 {
+			s = s[:i]
+		}
+	}
+	if r := []rune(s); len(r) > 70 {
+		s = string(r[:69]) + "…"
+	}
+	return s
+}
+
+// flagWords returns the names of cc's flags that match keep, space
+// separated.
+func flagWords(cc compCmd, keep func(compFlag) bool) string {
+	var names []string
+	for _, f := range cc.flags {
+		if keep(f) {
+			names = append(names, f.name)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+func all(compFlag) bool          { return true }
+func fileValue(f compFlag) bool  { return f.file }
+func otherValue(f compFlag) bool { return f.value && !f.file }
+func commandNames() (names []string) {
+	for _, c := range Commands {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func writeBash(w io.Writer, table []compCmd) error {
+	var b strings.Builder
+	b.WriteString(`# bash completion for lnpdb (generated by: lnpdb completion bash)
+_lnpdb() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local key=${COMP_WORDS[1]} flags= files= values=
+	COMPREPLY=()
+	if ((COMP_CWORD == 1)); then
+		COMPREPLY=($(compgen -W ` + quote(strings.Join(commandNames(), " ")) + ` -- "$cur"))
+		return
+	fi
+	case $key in
+`)
+	for _, c := range Commands {
+		if c.Subs == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\t%s)\n\t\tif ((COMP_CWORD == 2)); then\n\t\t\tCOMPREPLY=($(compgen -W %s -- \"$cur\"))\n\t\t\treturn\n\t\tfi\n\t\tkey=\"$key ${COMP_WORDS[2]}\"\n\t\t;;\n",
+			c.Name, quote(strings.Join(c.Subs, " ")))
+	}
+	b.WriteString("\tesac\n\tcase $key in\n")
+	for _, cc := range table {
+		fmt.Fprintf(&b, "\t%s)\n\t\tflags=%s\n\t\tfiles=%s\n\t\tvalues=%s\n\t\t;;\n",
+			quote(strings.Join(cc.words, " ")), quote(flagWords(cc, all)), quote(flagWords(cc, fileValue)), quote(flagWords(cc, otherValue)))
+	}
+	b.WriteString(`	esac
+	case " $files " in *" $prev "*)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	esac
+	case " $values " in *" $prev "*) return ;; esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -- "$cur"))
+	fi
+}
+complete -o filenames -F _lnpdb lnpdb
+`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeZsh(w io.Writer, table []compCmd) error {
+	var b strings.Builder
+	b.WriteString("#compdef lnpdb\n# zsh completion for lnpdb (generated by: lnpdb completion zsh)\n_lnpdb() {\n\tlocal -a items flags files values\n\tlocal key=$words[2]\n\tif (( CURRENT == 2 )); then\n\t\titems=(\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "\t\t\t%s\n", quote(c.Name+":"+brief(c.Summary)))
+	}
+	b.WriteString("\t\t)\n\t\t_describe 'command' items\n\t\treturn\n\tfi\n\tcase $key in\n")
+	for _, c := range Commands {
+		if c.Subs == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\t%s)\n\t\tif (( CURRENT == 3 )); then\n\t\t\titems=(%s)\n\t\t\t_describe 'subcommand' items\n\t\t\treturn\n\t\tfi\n\t\tkey=\"$key $words[3]\"\n\t\t;;\n",
+			c.Name, strings.Join(c.Subs, " "))
+	}
+	b.WriteString("\tesac\n\tcase $key in\n")
+	for _, cc := range table {
+		fmt.Fprintf(&b, "\t%s)\n\t\tflags=(", quote(strings.Join(cc.words, " ")))
+		for _, f := range cc.flags {
+			fmt.Fprintf(&b, "\n\t\t\t%s", quote(f.name+":"+brief(f.usage)))
+		}
+		fmt.Fprintf(&b, "\n\t\t)\n\t\tfiles=(%s)\n\t\tvalues=(%s)\n\t\t;;\n", flagWords(cc, fileValue), flagWords(cc, otherValue))
+	}
+	b.WriteString(`	esac
+	if (( ${files[(Ie)$words[CURRENT-1]]} )); then
+		_files
+	elif (( ${values[(Ie)$words[CURRENT-1]]} )); then
+		_message 'value'
+	elif [[ $PREFIX == -* ]]; then
+		_describe 'flag' flags
+	else
+		_files
+	fi
+}
+if [[ $funcstack[1] == _lnpdb ]]; then
+	_lnpdb "$@"
+else
+	compdef _lnpdb lnpdb
+fi
+`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFish(w io.Writer, table []compCmd) error {
+	var b strings.Builder
+	b.WriteString("# fish completion for lnpdb (generated by: lnpdb completion fish)\ncomplete -c lnpdb -n __fish_use_subcommand -f\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "complete -c lnpdb -n __fish_use_subcommand -a %s -d %s\n", c.Name, fishQuote(brief(c.Summary)))
+		for _, sub := range c.Subs {
+			fmt.Fprintf(&b, "complete -c lnpdb -f -n %s -a %s\n",
+				fishQuote("__fish_seen_subcommand_from "+c.Name+"; and not __fish_seen_subcommand_from "+strings.Join(c.Subs, " ")), sub)
+		}
+	}
+	for _, cc := range table {
+		cond := "__fish_seen_subcommand_from " + cc.words[0]
+		if len(cc.words) > 1 {
+			cond += "; and __fish_seen_subcommand_from " + cc.words[1]
+		}
+		for _, f := range cc.flags {
+			opt := ""
+			switch {
+			case f.file:
+				opt = " -r -F"
+			case f.value:
+				opt = " -r -f"
+			}
+			fmt.Fprintf(&b, "complete -c lnpdb -n %s -l %s -d %s%s\n", fishQuote(cond), strings.TrimPrefix(f.name, "--"), fishQuote(brief(f.usage)), opt)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

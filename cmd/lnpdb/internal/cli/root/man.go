@@ -1,0 +1,121 @@
+package root
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
+)
+
+// The manual page is generated, as the completion scripts are, from the
+// command table and each command's own flags (completionTable): a command
+// or flag added is documented without anything else to change.
+
+// runMan prints lnpdb(1) in roff (man(7) macros): lnpdb man > lnpdb.1,
+// or lnpdb man | man -l -.
+func runMan(ctx context.Context, e *cliutil.Env, args []string) error {
+	fs := cliutil.NewFlags(e, "man", "")
+	if err := cliutil.ParseArgs(e, fs, args, 0, "man takes no arguments"); err != nil {
+		return err
+	}
+	return writeMan(e.Stdout, completionTable(ctx), buildinfo.Read().Version)
+}
+
+// writeMan writes the page for table, naming version in its footer.
+func writeMan(w io.Writer, table []compCmd, version string) error {
+	b := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	p(`.TH LNPDB 1 "" %s "lnpdb manual"`, roffQuote("lnpdb "+version))
+	p(".nh") // no hyphenation: flag names stay whole
+	p(".ad l")
+	p(".SH NAME")
+	p(`lnpdb \- build, inspect, verify and serve number portability routing tables`)
+	p(".SH SYNOPSIS")
+	p(".B lnpdb")
+	p(`.I command`)
+	p(`.RI [ subcommand ]\ [ flags ]\ [ args ]`)
+	p(".br")
+	p(`.B lnpdb help`)
+	p(`.I command`)
+	p(".SH DESCRIPTION")
+	p("%s", roffText("lnpdb builds a compact, checksummed table of number portability data (LRN, CNAM, messaging, trust) from source files and serves lookups from it over REST, GraphQL, SIP redirects, ENUM and Kamailio's pdb protocol. Each command below lists its flags; a flag is written --name value or --name=value."))
+	p(".SH COMMANDS")
+	for _, cc := range table {
+		c, _ := findCommand(cc.words[0])
+		p(".SS %s", roffQuote("lnpdb "+strings.Join(cc.words, " ")))
+		if len(cc.words) == 1 || cc.words[1] == c.Subs[0] {
+			p("%s", roffText(c.Summary))
+		}
+		if len(cc.flags) > 0 && len(cc.words) > 1 {
+			p(".PP")
+		}
+		for _, f := range cc.flags {
+			p(".TP")
+			if f.arg != "" {
+				p(".BI %s \" %s\"", roffFlag(f.name), roffEscape(f.arg))
+			} else {
+				p(".B %s", roffFlag(f.name))
+			}
+			usage := f.usage
+			if f.value && f.def != "" {
+				usage += " (default " + f.def + ")"
+			}
+			p("%s", roffText(usage))
+		}
+	}
+	p(".SH ENVIRONMENT")
+	p("%s", roffText("Every flag --some-name may also be set as "+config.Prefix+"SOME_NAME (upper case, - as _); one given on the command line wins. A secret flag also takes "+config.Prefix+"SOME_NAME"+config.FileSuffix+", naming a file that holds its value, as its --some-name-file flag does."))
+	p(".SH EXIT STATUS")
+	p(".TP\n.B 0\nsuccess, or help asked for")
+	p(".TP\n.B 1\nfailure (a damaged table, an unreachable store, ...)")
+	p(".TP\n.B 2\na usage error: an unknown command or flag, a missing or bad value")
+	p(".SH SEE ALSO")
+	p("%s", roffText("lnpdb help, lnpdb COMMAND --help, lnpdb completion bash|zsh|fish; docs/OPERATIONS.md and docs/CONTRACT.md in the source."))
+	return b.Flush()
+}
+
+// roffEscape escapes s for a roff text line or macro argument: a backslash
+// is \e, a hyphen \- (a minus, which man pages use in flags and which
+// copies as -), and a character outside ASCII its Unicode escape \[uXXXX]
+// (roff input is ASCII).
+func roffEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\e`)
+		case r == '-':
+			b.WriteString(`\-`)
+		case r > 0x7e || r < ' ' && r != '\n' && r != '\t':
+			fmt.Fprintf(&b, `\[u%04X]`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// roffText is s as filled text: escaped, and each line that would start
+// with a control character ('.' or ') guarded with \&.
+func roffText(s string) string {
+	lines := strings.Split(roffEscape(s), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
+			lines[i] = `\&` + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// roffFlag is a flag's name for .B and .BI.
+func roffFlag(name string) string { return roffEscape(name) }
+
+// roffQuote is s as one quoted macro argument.
+func roffQuote(s string) string {
+	return `"` + strings.ReplaceAll(roffEscape(s), `"`, `""`) + `"`
+}

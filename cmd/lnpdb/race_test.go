@@ -1,7 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled: the race detector's instrumentation allocates where the
-// plain build does not.
-const raceEnabled = true
