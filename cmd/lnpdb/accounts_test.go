@@ -211,7 +211,7 @@ func TestAccountCommandsRefuse(t *testing.T) {
 	mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "1", "--ref", "A")
 	missing := filepath.Join(t.TempDir(), "never-created.db")
 	assertRefused(t, nil, []refusal{
-		{[]string{"account"}, 2, "usage: lnpdb account"},
+		{[]string{"account"}, 2, "the subcommands are activate, create, list, show, suspend"},
 		{[]string{"account", "list"}, 2, "--accounts DSN is required"},
 		{[]string{"account", "list", "--accounts", "mysql://x"}, 1, "scheme must be bolt or postgres"},
 		{[]string{"account", "list", "--accounts", "postgres://127.0.0.1:1/x?connect_timeout=2"}, 1, "accounts store"},

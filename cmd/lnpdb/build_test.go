@@ -104,7 +104,7 @@ func TestHelp(t *testing.T) {
 	}
 	code, _, errs = runCmd(t)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errs, "usage: lnpdb <command>")
+	assert.Contains(t, errs, "\n  lnpdb [command]\n")
 	code, _, errs = runCmd(t, "nosuch")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, `unknown command "nosuch"`)

@@ -39,30 +39,30 @@ func TestHelpGoesToStdout(t *testing.T) {
 		code, out, errs := runCmd(t, h)
 		assert.Equal(t, 0, code)
 		assert.Empty(t, errs)
-		assert.Contains(t, out, "usage: lnpdb <command>")
+		assert.Contains(t, out, "\n  lnpdb [command]\n")
 		for _, line := range append(everyCommandLine(), []string{"account"}, []string{"usage"}) {
 			args := append(line, h)
 			code, out, errs := runCmd(t, args...)
 			assert.Equal(t, 0, code, "%v: %s", args, errs)
 			assert.Empty(t, errs, "%v", args)
-			assert.Contains(t, out, "usage: lnpdb "+line[0], "%v", args)
+			assert.Contains(t, out, "Usage:\n  lnpdb "+strings.Join(line, " "), "%v", args)
 		}
 	}
 	code, out, _ := runCmd(t, "help", "serve")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "usage: lnpdb serve")
+	assert.Contains(t, out, "Usage:\n  lnpdb serve")
 }
 
-// TestBadFlagIsAUsageError: an unknown flag exits 2 with the usage on
-// stderr and nothing on stdout, for every command and subcommand.
+// TestBadFlagIsAUsageError: an unknown flag exits 2 with one line saying
+// so and a pointer to the command's --help on stderr, and nothing on
+// stdout, for every command and subcommand.
 func TestBadFlagIsAUsageError(t *testing.T) {
 	for _, line := range everyCommandLine() {
 		args := append(line, "--no-such-flag")
 		code, out, errs := runCmd(t, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errs)
 		assert.Empty(t, out, "%v", args)
-		assert.Contains(t, errs, "usage: lnpdb "+line[0], "%v", args)
-		assert.Contains(t, errs, "flag provided but not defined: -no-such-flag", "%v", args)
+		assert.Equal(t, "lnpdb "+line[0]+": unknown flag: --no-such-flag\nRun 'lnpdb "+strings.Join(line, " ")+" --help' for usage.\n", errs, "%v: one line and where help is", args)
 	}
 }
 

@@ -49,9 +49,9 @@ func TestKeyNewRefuses(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad")
 	require.NoError(t, os.WriteFile(bad, []byte("not a key line\n"), 0o600))
 	assertRefused(t, []string{"key"}, []refusal{
-		{nil, 2, "usage: lnpdb key new"},
+		{nil, 2, "the subcommands are list, new, revoke"},
 		{[]string{"list"}, 2, "--accounts DSN is required"},
-		{[]string{"rotate"}, 2, "usage: lnpdb key new"},
+		{[]string{"rotate"}, 2, `unknown subcommand "rotate"`},
 		{[]string{"new"}, 2, "--keys FILE is required"},
 		{[]string{"new", "--keys", bad}, 1, "does not parse"},
 		{[]string{"new", "--keys", filepath.Join(t.TempDir(), "k"), "--rpm", "-1"}, 2, "--rpm"},

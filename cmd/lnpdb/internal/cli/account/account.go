@@ -1,3 +1,4 @@
+// Package account is lnpdb account create|list|show|suspend|activate: the accounts that pay for lookups, in the accounts store.
 package account
 
 import (
@@ -9,22 +10,45 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	sub, args, err := cliutil.Subcommand(e, args, "lnpdb account create|list|show|suspend|activate --accounts DSN [flags]", "create", "list", "show", "suspend", "activate")
-	if err != nil {
-		return err
+type options struct {
+	e    *cliutil.Env
+	sub  string // create, list, show, suspend or activate
+	sf   *cliutil.StoreFlags
+	name string // create's --name
+}
+
+// NewCmdAccount returns lnpdb account and its subcommands.
+func NewCmdAccount(e *cliutil.Env) *cobra.Command {
+	return cliutil.Group("account", "accounts that pay for lookups",
+		newCmdSub(e, "create", "create an account: prints its ID"),
+		newCmdSub(e, "list", "list the accounts, their balances and status"),
+		newCmdSub(e, "show", "show an account, its keys and this month's usage"),
+		newCmdSub(e, "suspend", "suspend an account: its keys are refused"),
+		newCmdSub(e, "activate", "activate a suspended account"))
+}
+
+func newCmdSub(e *cliutil.Env, sub, short string) *cobra.Command {
+	opts := &options{e: e, sub: sub}
+	cmd := &cobra.Command{
+		Use:   sub + " --accounts DSN",
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAccount(cmd.Context(), opts, args)
+		},
 	}
-	sf := cliutil.NewStoreFlags(e, "account "+sub, sub != "create" && sub != "list")
-	var name *string
+	opts.sf = cliutil.AddStoreFlags(cmd.Flags(), sub != "create" && sub != "list")
 	if sub == "create" {
-		name = sf.FS.String("name", "", "the account's `name` (a customer)")
+		cmd.Flags().StringVar(&opts.name, "name", "", "the account's `name` (a customer)")
 	}
-	if err := cliutil.Parse(sf.E, sf.FS, args); err != nil {
-		return err
-	}
-	s, err := sf.Open(ctx, sf.Account != nil)
+	return cmd
+}
+
+func runAccount(ctx context.Context, opts *options, args []string) error {
+	e, sub, sf := opts.e, opts.sub, opts.sf
+	s, err := sf.Open(ctx, args, sub != "create" && sub != "list")
 	if err != nil {
 		return err
 	}
@@ -35,7 +59,7 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 	}
 	switch sub {
 	case "create":
-		a, err := adm.CreateAccount(ctx, *name)
+		a, err := adm.CreateAccount(ctx, opts.name)
 		if err != nil {
 			return err
 		}
@@ -53,13 +77,13 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 		}
 		return tw.Flush()
 	case "show":
-		return showAccount(ctx, e.Stdout, s, *sf.Account)
+		return showAccount(ctx, e.Stdout, s, sf.Account)
 	case "suspend", "activate":
 		st := billing.StatusSuspended
 		if sub == "activate" {
 			st = billing.StatusActive
 		}
-		a, err := adm.SetStatus(ctx, *sf.Account, st)
+		a, err := adm.SetStatus(ctx, sf.Account, st)
 		if err != nil {
 			return err
 		}

@@ -1,3 +1,4 @@
+// Package apply is lnpdb apply: NPAC update feeds applied to a table, each file all or nothing.
 package apply
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/lnpdb/lnpdb/internal/core/vfs"
 	"github.com/lnpdb/lnpdb/internal/ingest/feed"
 	"github.com/lnpdb/lnpdb/internal/ingest/progress"
+	"github.com/spf13/cobra"
 )
 
 // Batch bounds how many updates share one fsync of the staged
@@ -26,34 +28,54 @@ import (
 // enough to bound what a batch holds in memory.
 const Batch = 10000
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "apply", "FEED...")
-	dbPath := fs.String("db", "", "table `file` to update (required)")
-	alone := fs.Bool("outside-log", false, "apply to a table that follows a shared update log, on this node alone")
-	if err := cliutil.ParseArgs(e, fs, args, -1, "want --db FILE and at least one FEED (CSV or NPAC latest view, plain, .gz or .zst)", dbPath); err != nil {
+type options struct {
+	e     *cliutil.Env
+	db    string
+	alone bool
+}
+
+// NewCmdApply returns lnpdb apply.
+func NewCmdApply(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "apply --db FILE FEED...",
+		Short: "apply NPAC update feeds (CSV: action,tn,lrn,spid,activated_at[,sv_type], or a latest-view file; .gz, .zst) to a table, each file all or nothing",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApply(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.db, "db", "", "table `file` to update (required)")
+	fs.BoolVar(&opts.alone, "outside-log", false, "apply to a table that follows a shared update log, on this node alone")
+	return cmd
+}
+
+func runApply(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	if err := cliutil.Want(args, -1, "want --db FILE and at least one FEED (CSV or NPAC latest view, plain, .gz or .zst)", opts.db); err != nil {
 		return err
 	}
 	// A node that follows a shared log answers as the others only while
 	// every update reaches it through the log.
-	if _, err := os.Stat(updatelog.StatePath(*dbPath)); err == nil && !*alone {
-		return fmt.Errorf("%s follows a shared update log (%s): post the feed to any node's /admin/v1/updates so that every node applies it, or pass --outside-log to apply it to this table alone",
-			*dbPath, updatelog.StatePath(*dbPath))
+	if _, err := os.Stat(updatelog.StatePath(opts.db)); err == nil && !opts.alone {
+		return fmt.Errorf("%s follows a shared update log (%s): post the feed to any node's /admin/v1/updates so that every node applies it, or pass --outside-log to apply it to this table opts.alone",
+			opts.db, updatelog.StatePath(opts.db))
 	}
 	// Opened as it is, and held open to the end: the table and its
 	// journal are checked, what the table cannot resolve is set aside, on
 	// the real files, before any feed is staged; and the table's writer's
 	// lock is held until the last feed's journal is in place, so that no
 	// server or other apply appends to the journal this one replaces.
-	db, err := format.OpenWriter(*dbPath)
+	db, err := format.OpenWriter(opts.db)
 	if err != nil {
 		return cliutil.WriterAdvice(err, "post the feed to the server's POST /admin/v1/updates, or stop it first")
 	}
 	defer db.Close()
-	removeStaleStages(*dbPath)
+	removeStaleStages(opts.db)
 	start := time.Now()
 	total, pending := 0, 0
-	for _, feed := range fs.Args() {
-		n, p, err := applyFeed(ctx, e, *dbPath, feed)
+	for _, feed := range args {
+		n, p, err := applyFeed(ctx, e, opts.db, feed)
 		if err != nil {
 			return fmt.Errorf("%s: %w (nothing of this feed was applied; the %d updates of the feeds before it were)", feed, err, total)
 		}

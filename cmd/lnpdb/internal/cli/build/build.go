@@ -1,3 +1,4 @@
+// Package build is lnpdb build: a table built from a source directory.
 package build
 
 import (
@@ -11,41 +12,65 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format/build"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "build", "SRC_DIR")
-	out := fs.String("db", "", "table `file` to write (default: us.lnpdb)")
-	oldOut := fs.String("o", "", "the same as --db (deprecated: every command names its table with --db)")
-	skip := fs.Bool("skip-bad-rows", false, "count bad rows and go on instead of failing")
-	portedFormat := fs.String("ported-format", "", "read ported data as `csv` or npac (default: by file name)")
-	maxMem := fs.Int64("max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
-	tempDir := fs.String("temp-dir", "", "`directory` for spill files (default: the output's directory)")
-	if err := cliutil.ParseArgs(e, fs, args, 1, "want exactly one SRC_DIR"); err != nil {
+type options struct {
+	e                         *cliutil.Env
+	out, oldOut, portedFormat string
+	tempDir                   string
+	skip                      bool
+	maxMem                    int64
+}
+
+// NewCmdBuild returns lnpdb build.
+func NewCmdBuild(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "build --db FILE SRC_DIR",
+		Short: "build a table from a source directory",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBuild(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.out, "db", "", "table `file` to write (default: us.lnpdb)")
+	fs.StringVarP(&opts.oldOut, "o", "o", "", "the same as --db (deprecated: every command names its table with --db)")
+	_ = fs.MarkHidden("o")
+	fs.BoolVar(&opts.skip, "skip-bad-rows", false, "count bad rows and go on instead of failing")
+	fs.StringVar(&opts.portedFormat, "ported-format", "", "read ported data as `csv` or npac (default: by file name)")
+	fs.Int64Var(&opts.maxMem, "max-memory-mib", build.DefaultMaxMemory>>20, "MiB of per-number rows held in memory while reading before they spill to temporary files (-1: never; 0: every row, slowly)")
+	fs.StringVar(&opts.tempDir, "temp-dir", "", "`directory` for spill files (default: the output's directory)")
+	return cmd
+}
+
+func runBuild(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	if err := cliutil.Want(args, 1, "want exactly one SRC_DIR"); err != nil {
 		return err
 	}
-	if err := cliutil.DeprecatedDB(e, "build", out, *oldOut, "-o FILE"); err != nil {
+	if err := cliutil.DeprecatedDB(e, "build", &opts.out, opts.oldOut, "-o FILE"); err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = "us.lnpdb"
+	if opts.out == "" {
+		opts.out = "us.lnpdb"
 	}
-	src := fs.Arg(0)
+	src := args[0]
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		return fmt.Errorf("source directory %s: not a directory", src)
 	}
-	rep, err := build.Build(ctx, os.DirFS(src), *out, build.Options{
-		SkipBadRows:  *skip,
-		PortedFormat: *portedFormat,
+	rep, err := build.Build(ctx, os.DirFS(src), opts.out, build.Options{
+		SkipBadRows:  opts.skip,
+		PortedFormat: opts.portedFormat,
 		Progress:     e.Stderr,
-		MaxMemory:    maxMemory(*maxMem),
-		TempDir:      *tempDir,
+		MaxMemory:    maxMemory(opts.maxMem),
+		TempDir:      opts.tempDir,
 	})
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "wrote\t%s\n", *out)
+	fmt.Fprintf(w, "wrote\t%s\n", opts.out)
 	for _, f := range rep.Files {
 		fmt.Fprintf(w, "%s\t%s\n", f.Name, fileLine(f))
 	}

@@ -1,16 +1,17 @@
 // Package cliutil holds what the lnpdb commands (internal/cli/...) share:
-// the streams a command writes to (Env), flag parsing with the
-// environment's settings (platform/config), the usage and exit-status
-// errors, and small helpers more than one command uses.
+// the streams a command writes to (Env), the usage and exit-status errors
+// and how they end the process, the command that only groups
+// subcommands, and small helpers more than one command uses.
 package cliutil
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 )
@@ -20,9 +21,6 @@ import (
 type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
-	// FlagSets, when not nil, collects every FlagSet NewFlags makes: the
-	// shell completion runs each command with -h to learn its flags.
-	FlagSets *[]*flag.FlagSet
 }
 
 // ErrUsage marks an error whose message is a usage complaint: exit status 2.
@@ -38,89 +36,89 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// IsHelp reports whether arg asks for help.
-func IsHelp(arg string) bool {
-	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
-}
-
-// NewFlags returns a FlagSet for a command that reports errors instead of
-// exiting. Parse it with Parse.
-func NewFlags(e *Env, name, argsUsage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lnpdb %s [flags] %s\n", name, argsUsage)
-		fs.PrintDefaults()
-	}
-	if e.FlagSets != nil {
-		*e.FlagSets = append(*e.FlagSets, fs)
-	}
-	return fs
-}
-
-// Parse parses args into fs, then sets the flags the command line left out
-// from the environment (platform/config). Help (-h, --help) is printed to
-// stdout and ends the command with status 0; a bad flag prints the usage to
-// stderr and is a usage error (status 2).
-func Parse(e *Env, fs *flag.FlagSet, args []string) error {
-	config.Annotate(fs)
-	fs.SetOutput(io.Discard) // the flag package's own report; ours follows
-	usage := fs.Usage
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	fs.Usage = usage
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(e.Stdout)
-		fs.Usage()
-		return err
-	case err != nil:
-		fs.SetOutput(e.Stderr)
-		fs.Usage()
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	fs.SetOutput(e.Stderr)
-	if err := config.Apply(fs, os.LookupEnv); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	return nil
-}
-
-// ParseArgs parses args into fs (see Parse). When the operands left are not
-// n of them (n < 0: at least one), or a required flag is empty, it prints
-// the command's usage and returns a usage error saying what the command
-// wants.
-func ParseArgs(e *Env, fs *flag.FlagSet, args []string, n int, want string, required ...*string) error {
-	if err := Parse(e, fs, args); err != nil {
-		return err
-	}
-	ok := fs.NArg() == n || (n < 0 && fs.NArg() > 0)
+// Want checks a command's operands and required flags once its flags are
+// parsed and set from the environment: args must be n operands (n < 0: at
+// least one) and each required flag not empty, or it returns a usage error
+// saying what the command wants.
+func Want(args []string, n int, want string, required ...string) error {
+	ok := len(args) == n || (n < 0 && len(args) > 0)
 	for _, r := range required {
-		ok = ok && *r != ""
+		ok = ok && r != ""
 	}
 	if !ok {
-		fs.Usage()
 		return fmt.Errorf("%w: %s", ErrUsage, want)
 	}
 	return nil
 }
 
-// Subcommand returns the subcommand args start with, one of subs, and the
-// args after it. Help asked for instead is printed to stdout and ends the
-// command with status 0; anything else is a usage error.
-func Subcommand(e *Env, args []string, usage string, subs ...string) (string, []string, error) {
-	if len(args) > 0 && IsHelp(args[0]) {
-		fmt.Fprintln(e.Stdout, "usage: "+usage)
-		fmt.Fprintf(e.Stdout, "the subcommands are %s; lnpdb %s SUBCOMMAND --help lists its flags\n", strings.Join(subs, ", "), strings.Fields(usage)[1])
-		return "", nil, flag.ErrHelp
+// Group returns the command use that only holds subs (journal check|recover):
+// run without one of them it is a usage error naming them.
+func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use + " SUBCOMMAND",
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("%w: unknown subcommand %q: the subcommands are %s", ErrUsage, args[0], strings.Join(names, ", "))
+			}
+			return fmt.Errorf("%w: the subcommands are %s", ErrUsage, strings.Join(names, ", "))
+		},
 	}
-	if len(args) > 0 {
-		for _, s := range subs {
-			if args[0] == s {
-				return s, args[1:], nil
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+// FlagError is the usage error for err, pflag's for a bad command line: a
+// value that does not parse says the form its flag takes, as a bad
+// LNPDB_ variable does (platform/config), rather than the parser's words.
+func FlagError(err error) error {
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		if want := config.Form(bad.GetFlag()); want != "" {
+			err = fmt.Errorf("invalid value %q for --%s: not %s", bad.GetValue(), bad.GetFlag().Name, want)
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrUsage, err)
+}
+
+// Exit writes err, which cmd's run returned, on e.Stderr, and returns the
+// process's exit status: 0 for nil, 2 for a usage error (ErrUsage: a bad
+// flag or operand; a pointer to the command's --help follows), an
+// ExitError's own, 1 for anything else. The message names the command
+// ("lnpdb serve: ..."), its first word for a subcommand's.
+func Exit(e *Env, cmd *cobra.Command, err error) int {
+	if err == nil {
+		return 0
+	}
+	name := "lnpdb"
+	if cmd != nil {
+		for c := cmd; c.HasParent(); c = c.Parent() {
+			if !c.Parent().HasParent() {
+				name += " " + c.Name()
 			}
 		}
 	}
-	fmt.Fprintln(e.Stderr, "usage: "+usage)
-	return "", nil, fmt.Errorf("%w: the subcommands are %s", ErrUsage, strings.Join(subs, ", "))
+	var ee *ExitError
+	switch {
+	case errors.As(err, &ee):
+		fmt.Fprintf(e.Stderr, "%s: %v\n", name, ee.Err)
+		return ee.Code
+	case errors.Is(err, ErrUsage):
+		// The exit status says it is a usage error; the message need
+		// not ("lnpdb usage: usage: ..." was the usage command's).
+		fmt.Fprintf(e.Stderr, "%s: %s\n", name, strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
+		if cmd != nil {
+			fmt.Fprintf(e.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return 2
+	default:
+		fmt.Fprintf(e.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
 }

@@ -2,7 +2,6 @@ package cliutil
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/user"
@@ -12,42 +11,40 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
+	"github.com/spf13/pflag"
 )
 
 // StoreFlags are the flags every accounts command takes.
 type StoreFlags struct {
-	E       *Env
-	FS      *flag.FlagSet
-	DSN     *string
-	Schema  *string
-	Account *string // nil unless the command takes --account
+	DSN, Schema string
+	// Account is --account's ID, for the commands that take it.
+	Account string
 }
 
-// NewStoreFlags defines the accounts store's flags on a new FlagSet for
-// the command called name, and --account ID when account is true.
-func NewStoreFlags(e *Env, name string, account bool) StoreFlags {
-	fs := NewFlags(e, name, "")
-	sf := StoreFlags{E: e, FS: fs, DSN: new(string)}
-	config.Secret(fs, sf.DSN, "accounts", "", "accounts store `DSN`: bolt:///path/accounts.db or postgres://…")
-	sf.Schema = fs.String("accounts-schema", "", "with --accounts postgres://…: the PostgreSQL `schema` holding the store's tables, as serve's --accounts-schema (default: the connection's search_path)")
+// AddStoreFlags defines the accounts store's flags on fs, and --account ID
+// when account is true.
+func AddStoreFlags(fs *pflag.FlagSet, account bool) *StoreFlags {
+	sf := &StoreFlags{}
+	config.Secret(fs, &sf.DSN, "accounts", "", "accounts store `DSN`: bolt:///path/accounts.db or postgres://…")
+	fs.StringVar(&sf.Schema, "accounts-schema", "", "with --accounts postgres://…: the PostgreSQL `schema` holding the store's tables, as serve's --accounts-schema (default: the connection's search_path)")
 	if account {
-		sf.Account = fs.String("account", "", "account `ID`")
+		fs.StringVar(&sf.Account, "account", "", "account `ID`")
 	}
 	return sf
 }
 
-// Open checks the parsed flags and opens the store; needAccount requires
-// --account.
-func (sf StoreFlags) Open(ctx context.Context, needAccount bool) (billing.Store, error) {
+// Open checks the operands and the flags and opens the store; needAccount
+// requires --account.
+func (sf *StoreFlags) Open(ctx context.Context, args []string, needAccount bool) (billing.Store, error) {
 	switch {
-	case sf.FS.NArg() != 0:
-		return nil, fmt.Errorf("%w: %s takes no arguments (got %q)", ErrUsage, sf.FS.Name(), sf.FS.Arg(0))
-	case *sf.DSN == "":
+	case len(args) != 0:
+		return nil, fmt.Errorf("%w: takes no arguments (got %q)", ErrUsage, args[0])
+	case sf.DSN == "":
 		return nil, fmt.Errorf("%w: --accounts DSN is required (bolt:///path/accounts.db or postgres://…)", ErrUsage)
-	case needAccount && *sf.Account == "":
+	case needAccount && sf.Account == "":
 		return nil, fmt.Errorf("%w: --account ID is required", ErrUsage)
 	}
-	return billing.OpenIn(ctx, *sf.DSN, *sf.Schema)
+	return billing.OpenIn(ctx, sf.DSN, sf.Schema)
 }
 
 // Admin returns the operator's operations on s (the admin API's and the

@@ -59,28 +59,22 @@ func DeprecatedDB(e *Env, name string, db *string, old, oldForm string) error {
 	return nil
 }
 
-// OpenArg opens the table named by --db (or, deprecated, by the one
-// operand) read-only.
-func OpenArg(e *Env, name string, args []string) (*format.DB, error) {
-	fs := NewFlags(e, name, "")
-	path := fs.String("db", "", "the table `file`")
-	if err := Parse(e, fs, args); err != nil {
-		return nil, err
-	}
+// OpenArg opens, read-only, the table named by --db (db), or,
+// deprecated, by the one operand in args; name is the command's.
+func OpenArg(e *Env, name, db string, args []string) (*format.DB, error) {
 	switch {
-	case fs.NArg() > 1, fs.NArg() == 0 && *path == "":
-		fs.Usage()
+	case len(args) > 1, len(args) == 0 && db == "":
 		return nil, fmt.Errorf("%w: want --db FILE", ErrUsage)
-	case fs.NArg() == 1:
-		if err := DeprecatedDB(e, name, path, fs.Arg(0), "the table as an operand"); err != nil {
+	case len(args) == 1:
+		if err := DeprecatedDB(e, name, &db, args[0], "the table as an operand"); err != nil {
 			return nil, err
 		}
 	}
 	// The table file alone: a damaged journal is not a damaged table
 	// (lnpdb journal check covers the journal), and inspecting changes
 	// nothing.
-	db, err := format.Open(*path, format.IgnoreJournal())
-	return db, NamingFile(*path, err)
+	t, err := format.Open(db, format.IgnoreJournal())
+	return t, NamingFile(db, err)
 }
 
 // NamingFile returns err naming the file at path, unless it does already

@@ -1,3 +1,4 @@
+// Package compact is lnpdb compact: a table's pending updates folded into a new file.
 package compact
 
 import (
@@ -7,15 +8,35 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "compact", "")
-	dbPath := fs.String("db", "", "table `file` to compact (required)")
-	if err := cliutil.ParseArgs(e, fs, args, 0, "want --db FILE", dbPath); err != nil {
+type options struct {
+	e  *cliutil.Env
+	db string
+}
+
+// NewCmdCompact returns lnpdb compact.
+func NewCmdCompact(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "compact --db FILE",
+		Short: "fold a table's pending updates into a new file, atomically",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompact(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.db, "db", "", "table `file` to compact (required)")
+	return cmd
+}
+
+func runCompact(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	if err := cliutil.Want(args, 0, "want --db FILE", opts.db); err != nil {
 		return err
 	}
-	db, err := format.OpenWriter(*dbPath)
+	db, err := format.OpenWriter(opts.db)
 	if err != nil {
 		return cliutil.WriterAdvice(err, "compact through the server's POST /admin/v1/compact, or stop it first")
 	}

@@ -1,20 +1,35 @@
+// Package gen is lnpdb gen: a synthetic source directory of any size.
 package gen
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/internal/ingest/gen"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "gen", "OUT_DIR")
-	var cfg gen.Config
+type options struct {
+	e     *cliutil.Env
+	cfg   gen.Config
+	shape string
+}
+
+// NewCmdGen returns lnpdb gen.
+func NewCmdGen(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "gen OUT_DIR",
+		Short: "write a synthetic source directory of any size (for benchmarks and demos)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGen(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	cfg := &opts.cfg
 	fs.Int64Var(&cfg.Seed, "seed", 1, "random `seed`: the same flags write the same bytes")
 	fs.IntVar(&cfg.Ported, "ported", 1_000_000, "ported numbers (`rows` of ported.csv)")
 	fs.IntVar(&cfg.Codes, "codes", 0, "assigned NPA-NXX codes (0: max(500, ported/2000))")
@@ -25,27 +40,29 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 	config.Alias(fs, "messaging", "messaging-share", e.Stderr)
 	fs.Float64Var(&cfg.CNAM, "cnam", gen.DefaultCNAM, "share of listed numbers with a cnam.csv row (0 to 1)")
 	fs.Float64Var(&cfg.Trust, "trust", gen.DefaultTrust, "share of listed numbers with a trust.csv row (0 to 1)")
-	shape := fs.String("shape", "csv", "`csv`, or npac: ported numbers and blocks as NPAC bulk data files and NANPA/PA reports")
-	if err := cliutil.ParseArgs(e, fs, args, 1, "want exactly one OUT_DIR"); err != nil {
-		if errors.Is(err, flag.ErrHelp) || errors.Is(err, cliutil.ErrUsage) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", cliutil.ErrUsage, err) // a bad flag is a usage error: exit 2
+	fs.StringVar(&opts.shape, "shape", "csv", "`csv`, or npac: ported numbers and blocks as NPAC bulk data files and NANPA/PA reports")
+	return cmd
+}
+
+func runGen(ctx context.Context, opts *options, args []string) error {
+	e, cfg := opts.e, opts.cfg
+	if err := cliutil.Want(args, 1, "want exactly one OUT_DIR"); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cliutil.ErrUsage, err)
 	}
-	if *shape != "csv" && *shape != "npac" {
-		return fmt.Errorf("%w: --shape is csv or npac, not %q", cliutil.ErrUsage, *shape)
+	if opts.shape != "csv" && opts.shape != "npac" {
+		return fmt.Errorf("%w: --shape is csv or npac, not %q", cliutil.ErrUsage, opts.shape)
 	}
 	cfg.Progress = e.Stderr
-	dir := fs.Arg(0)
+	dir := args[0]
 	start := time.Now()
 	st, err := gen.Generate(ctx, dir, cfg)
 	if err != nil {
 		return err
 	}
-	if *shape == "npac" {
+	if opts.shape == "npac" {
 		ns, err := gen.WriteNPAC(ctx, dir)
 		if err != nil {
 			return err

@@ -1,3 +1,4 @@
+// Package inspect is lnpdb inspect: a table's sections, counts, sizes and checksums.
 package inspect
 
 import (
@@ -8,10 +9,32 @@ import (
 	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	db, err := cliutil.OpenArg(e, "inspect", args)
+type options struct {
+	e  *cliutil.Env
+	db string
+}
+
+// NewCmdInspect returns lnpdb inspect.
+func NewCmdInspect(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "inspect --db FILE",
+		Short: "describe a table: sections, counts, sizes, checksums",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInspect(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.db, "db", "", "the table `file`")
+	return cmd
+}
+
+func runInspect(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	db, err := cliutil.OpenArg(e, "inspect", opts.db, args)
 	if err != nil {
 		return err
 	}

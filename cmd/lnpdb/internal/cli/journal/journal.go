@@ -1,22 +1,43 @@
+// Package journal is lnpdb journal check|recover: a table's journal checked, or a damaged one set aside.
 package journal
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	if len(args) == 0 || (args[0] != "check" && args[0] != "recover") {
-		fmt.Fprintln(e.Stderr, "usage: lnpdb journal check|recover --db FILE")
-		return fmt.Errorf("%w: want check or recover", cliutil.ErrUsage)
+type options struct {
+	e    *cliutil.Env
+	verb string // check or recover
+	db   string
+}
+
+// NewCmdJournal returns lnpdb journal check|recover.
+func NewCmdJournal(e *cliutil.Env) *cobra.Command {
+	return cliutil.Group("journal", "check a table's journal, or set a damaged one aside",
+		newCmdVerb(e, "check", "check a table's journal: exit 1 if damaged"),
+		newCmdVerb(e, "recover", "keep what verifies of a damaged journal and set the rest aside"))
+}
+
+func newCmdVerb(e *cliutil.Env, verb, short string) *cobra.Command {
+	opts := &options{e: e, verb: verb}
+	cmd := &cobra.Command{
+		Use:   verb + " --db FILE",
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runJournal(opts, args)
+		},
 	}
-	verb := args[0]
-	fs := cliutil.NewFlags(e, "journal "+verb, "")
-	dbPath := fs.String("db", "", "the table `file` whose journal (FILE.journal) to "+verb)
-	if err := cliutil.ParseArgs(e, fs, args[1:], 0, "want --db FILE", dbPath); err != nil {
+	cmd.Flags().StringVar(&opts.db, "db", "", "the table `file` whose journal (FILE.journal) to "+verb)
+	return cmd
+}
+
+func runJournal(opts *options, args []string) error {
+	e, verb := opts.e, opts.verb
+	if err := cliutil.Want(args, 0, "want --db FILE", opts.db); err != nil {
 		return err
 	}
 	var (
@@ -24,9 +45,9 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 		err error
 	)
 	if verb == "check" {
-		rep, err = format.CheckJournal(*dbPath)
+		rep, err = format.CheckJournal(opts.db)
 	} else {
-		rep, err = format.RecoverJournal(*dbPath)
+		rep, err = format.RecoverJournal(opts.db)
 	}
 	if err != nil {
 		return cliutil.WriterAdvice(err, "stop it first")
@@ -44,7 +65,7 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 		fmt.Fprintf(out, "DAMAGED: %v\n", rep.Damage)
 		fmt.Fprintf(out, "recoverable: %d committed batches (%d updates) still verify; %d bytes (%d updates, as far as their commit records tell) do not\n",
 			rep.Batches, rep.Updates, rep.LostBytes, rep.LostUpdates)
-		fmt.Fprintf(out, "to keep what verifies and set the damaged journal aside, stop the server and run: lnpdb journal recover --db %s\n", *dbPath)
+		fmt.Fprintf(out, "to keep what verifies and set the damaged journal aside, stop the server and run: lnpdb journal recover --db %s\n", opts.db)
 		return &cliutil.ExitError{Code: 1, Err: fmt.Errorf("journal damaged")}
 	default:
 		fmt.Fprintf(out, "was damaged: %v\n", rep.Damage)

@@ -1,9 +1,8 @@
+// Package key is lnpdb key new|list|revoke: API keys, in a keys file or of an account.
 package key
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,42 +11,89 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	if isStoreKeyCommand(args) {
-		return runStoreKey(ctx, e, args)
+type options struct {
+	e     *cliutil.Env
+	sub   string // new, list or revoke
+	sf    *cliutil.StoreFlags
+	keys  string // new's --keys FILE: the keys-file form
+	rpm   int
+	label string
+	keyID string // revoke's --key
+}
+
+// NewCmdKey returns lnpdb key new|list|revoke. key new has two forms: with
+// --keys FILE it adds a key to a keys file, with --accounts DSN to an
+// account of the store; list and revoke are the store's.
+func NewCmdKey(e *cliutil.Env) *cobra.Command {
+	return cliutil.Group("key", "API keys: in a keys file (--keys FILE) or of an account (--accounts DSN)",
+		newCmdSub(e, "new", "make a key: print it, keep its hash", "--keys FILE [--rpm N], or key new --accounts DSN --account ID [--label TEXT] [--rpm N]"),
+		newCmdSub(e, "list", "list an account's keys", "--accounts DSN --account ID"),
+		newCmdSub(e, "revoke", "revoke a key of an account", "--accounts DSN --account ID --key ID"))
+}
+
+func newCmdSub(e *cliutil.Env, sub, short, use string) *cobra.Command {
+	opts := &options{e: e, sub: sub}
+	cmd := &cobra.Command{
+		Use:   sub + " " + use,
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sub == "new" && !storeForm(cmd.Flags(), opts) {
+				return runKeysFile(opts, args)
+			}
+			return runStoreKey(cmd.Context(), opts, args)
+		},
 	}
-	if len(args) > 0 && cliutil.IsHelp(args[0]) {
-		fmt.Fprintln(e.Stdout, "usage: lnpdb key new --keys FILE [--rpm N], or lnpdb key new|list|revoke --accounts DSN --account ID [flags]")
-		return flag.ErrHelp
+	fs := cmd.Flags()
+	opts.sf = cliutil.AddStoreFlags(fs, true)
+	switch sub {
+	case "new":
+		fs.StringVar(&opts.keys, "keys", "", "keys `file` to add the key's hash to (created with mode 0600), instead of an account")
+		fs.IntVar(&opts.rpm, "rpm", 0, "the key's own limit in requests per minute (default: the server's --rate-limit)")
+		fs.StringVar(&opts.label, "label", "", "with --accounts: what the key is for")
+	case "revoke":
+		fs.StringVar(&opts.keyID, "key", "", "the key's `ID` (key_…, from key list)")
 	}
-	if len(args) == 0 || args[0] != "new" {
-		fmt.Fprintln(e.Stderr, "usage: lnpdb key new --keys FILE [--rpm N]")
-		return fmt.Errorf("%w: the only subcommand is new", cliutil.ErrUsage)
-	}
-	fs := cliutil.NewFlags(e, "key new", "")
-	keysPath := fs.String("keys", "", "keys `file` to add the key's hash to (created with mode 0600)")
-	rpm := fs.Int("rpm", 0, "the key's own limit in requests per minute (default: the server's --rate-limit)")
-	if err := cliutil.Parse(e, fs, args[1:]); err != nil {
-		return err
-	}
+	return cmd
+}
+
+// storeForm tells key new's store form from its keys-file form: the store's
+// when --accounts is on the command line, or, without --keys there, in the
+// environment.
+func storeForm(fs *pflag.FlagSet, opts *options) bool {
 	switch {
-	case fs.NArg() != 0:
+	case fs.Changed("accounts"), fs.Changed("accounts-file"):
+		return true
+	case fs.Changed("keys"):
+		return false
+	}
+	return opts.sf.DSN != ""
+}
+
+// runKeysFile is key new --keys FILE.
+func runKeysFile(opts *options, args []string) error {
+	e := opts.e
+	switch {
+	case len(args) != 0:
 		return fmt.Errorf("%w: key new takes no arguments", cliutil.ErrUsage)
-	case *keysPath == "":
+	case opts.keys == "":
 		return fmt.Errorf("%w: --keys FILE is required", cliutil.ErrUsage)
-	case *rpm < 0:
+	case opts.rpm < 0:
 		return fmt.Errorf("%w: --rpm must be positive", cliutil.ErrUsage)
+	case opts.sf.Account != "" || opts.label != "":
+		return fmt.Errorf("%w: --account and --label are an account's key's (--accounts DSN), not a keys file's", cliutil.ErrUsage)
 	}
 	key := auth.NewKey()
 	k := auth.HashKey(key)
-	k.Limit = *rpm
-	if err := appendKey(*keysPath, k); err != nil {
+	k.Limit = opts.rpm
+	if err := appendKey(opts.keys, k); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.Stdout, key)
-	fmt.Fprintf(e.Stderr, "added key %s to %s; the key itself is shown only now and stored nowhere\n", k.ID(), *keysPath)
+	fmt.Fprintf(e.Stderr, "added key %s to %s; the key itself is shown only now and stored nowhere\n", k.ID(), opts.keys)
 	return nil
 }
 

@@ -1,3 +1,4 @@
+// Package lookup is lnpdb lookup: numbers looked up in a table, printed as the REST API answers.
 package lookup
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/lnpdb/lnpdb/lrn"
 	"github.com/lnpdb/lnpdb/messaging"
 	"github.com/lnpdb/lnpdb/trust"
+	"github.com/spf13/cobra"
 )
 
 // errorBody is the CONTRACT §6 error body, with the texts the REST API
@@ -59,39 +61,59 @@ func bodyFor(err error) errorBody {
 	return internalBody
 }
 
-// Run prints, for each number, one line holding exactly the JSON body
+type options struct {
+	e                       *cliutil.Env
+	db, typ, now            string
+	enhanced, withMessaging bool
+}
+
+// NewCmdLookup returns lnpdb lookup.
+func NewCmdLookup(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "lookup [--db FILE] NUMBER...",
+		Short: "look numbers up in a table and print the REST response bodies",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLookup(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.db, "db", "", "table `file` to read (default: build the embedded sample into a temporary directory)")
+	fs.BoolVar(&opts.enhanced, "enhanced", false, "add enhanced_lrn_data (type lrn)")
+	fs.BoolVar(&opts.withMessaging, "messaging", false, "add the messaging object (type lrn)")
+	fs.StringVar(&opts.typ, "type", "lrn", "lookup `type`: lrn, cnam, messaging or trust")
+	fs.StringVar(&opts.now, "now", "", "score trust as at this RFC 3339 `time` (default: the clock)")
+	return cmd
+}
+
+// runLookup prints, for each number, one line holding exactly the JSON body
 // the REST API answers: the lookup's result or the error body. It fails (exit
 // status 1) after printing them all when any lookup failed.
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "lookup", "NUMBER...")
-	dbPath := fs.String("db", "", "table `file` to read (default: build the embedded sample into a temporary directory)")
-	enhanced := fs.Bool("enhanced", false, "add enhanced_lrn_data (type lrn)")
-	withMessaging := fs.Bool("messaging", false, "add the messaging object (type lrn)")
-	typ := fs.String("type", "lrn", "lookup `type`: lrn, cnam, messaging or trust")
-	now := fs.String("now", "", "score trust as at this RFC 3339 `time` (default: the clock)")
-	if err := cliutil.ParseArgs(e, fs, args, -1, "no numbers given"); err != nil {
+func runLookup(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	if err := cliutil.Want(args, -1, "no numbers given"); err != nil {
 		return err
 	}
-	numbers := fs.Args()
+	numbers := args
 	var topt trust.Options
-	if *now != "" {
-		t, err := time.Parse(time.RFC3339, *now)
+	if opts.now != "" {
+		t, err := time.Parse(time.RFC3339, opts.now)
 		if err != nil {
 			return fmt.Errorf("%w: --now: %v", cliutil.ErrUsage, err)
 		}
 		topt.Now = t
 	}
-	switch *typ {
+	switch opts.typ {
 	case "lrn":
 	case "cnam", "messaging", "trust":
-		if *enhanced || *withMessaging {
+		if opts.enhanced || opts.withMessaging {
 			return fmt.Errorf("%w: --enhanced and --messaging apply to --type lrn only", cliutil.ErrUsage)
 		}
 	default:
-		return fmt.Errorf("%w: unknown --type %q (want lrn, cnam, messaging or trust)", cliutil.ErrUsage, *typ)
+		return fmt.Errorf("%w: unknown --type %q (want lrn, cnam, messaging or trust)", cliutil.ErrUsage, opts.typ)
 	}
 
-	path, cleanup, err := cliutil.TablePath(ctx, *dbPath)
+	path, cleanup, err := cliutil.TablePath(ctx, opts.db)
 	if err != nil {
 		return err
 	}
@@ -122,9 +144,9 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 		w.Write(b)
 		return w.WriteByte('\n')
 	}
-	switch *typ {
+	switch opts.typ {
 	case "lrn":
-		for _, a := range lrn.LookupMany(db, numbers, lrn.Options{Enhanced: *enhanced, Messaging: *withMessaging}, nil) {
+		for _, a := range lrn.LookupMany(db, numbers, lrn.Options{Enhanced: opts.enhanced, Messaging: opts.withMessaging}, nil) {
 			if err := emit(a.Result, a.Err); err != nil {
 				return err
 			}
@@ -135,7 +157,7 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 				v   any
 				err error
 			)
-			switch *typ {
+			switch opts.typ {
 			case "cnam":
 				v, err = cnam.Lookup(db, n, cnam.Options{})
 			case "messaging":

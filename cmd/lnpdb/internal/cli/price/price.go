@@ -1,3 +1,4 @@
+// Package price is lnpdb price set|list: prices per lookup.
 package price
 
 import (
@@ -8,32 +9,55 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	sub, args, err := cliutil.Subcommand(e, args, "lnpdb price set|list --accounts DSN [--account ID] [--kind KIND --price DOLLARS]", "set", "list")
-	if err != nil {
-		return err
+type options struct {
+	e           *cliutil.Env
+	sub         string // set or list
+	sf          *cliutil.StoreFlags
+	kind, price string
+}
+
+// NewCmdPrice returns lnpdb price set|list.
+func NewCmdPrice(e *cliutil.Env) *cobra.Command {
+	return cliutil.Group("price", "prices per lookup",
+		newCmdSub(e, "set", "set the price of a kind of lookup, for an account or the default"),
+		newCmdSub(e, "list", "list the prices, an account's or the defaults"))
+}
+
+func newCmdSub(e *cliutil.Env, sub, short string) *cobra.Command {
+	opts := &options{e: e, sub: sub}
+	cmd := &cobra.Command{
+		Use:   sub + " --accounts DSN [--account ID]",
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrice(cmd.Context(), opts, args)
+		},
 	}
-	sf := cliutil.NewStoreFlags(e, "price "+sub, true)
-	var kind, price *string
+	fs := cmd.Flags()
+	opts.sf = cliutil.AddStoreFlags(fs, true)
 	if sub == "set" {
-		kind = sf.FS.String("kind", "", "the billable `kind`: "+kindNames())
-		price = sf.FS.String("price", "", "dollars per lookup, e.g. 0.0008 (without --account: the default for every account without its own)")
+		cmd.Use += " --kind KIND --price DOLLARS"
+		fs.StringVar(&opts.kind, "kind", "", "the billable `kind`: "+kindNames())
+		fs.StringVar(&opts.price, "price", "", "dollars per lookup, e.g. 0.0008 (without --account: the default for every account without its own)")
 	}
-	if err := cliutil.Parse(sf.E, sf.FS, args); err != nil {
-		return err
-	}
+	return cmd
+}
+
+func runPrice(ctx context.Context, opts *options, args []string) error {
+	e, sub, sf := opts.e, opts.sub, opts.sf
+	var err error
 	var p billing.Micros
 	if sub == "set" {
-		if !billing.Kind(*kind).Valid() {
+		if !billing.Kind(opts.kind).Valid() {
 			return fmt.Errorf("%w: --kind must be one of %s", cliutil.ErrUsage, kindNames())
 		}
-		if p, err = billing.ParseAmount(*price); err != nil {
+		if p, err = billing.ParseAmount(opts.price); err != nil {
 			return fmt.Errorf("%w: --price: %v", cliutil.ErrUsage, err)
 		}
 	}
-	s, err := sf.Open(ctx, false)
+	s, err := sf.Open(ctx, args, false)
 	if err != nil {
 		return err
 	}
@@ -44,11 +68,11 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		prices, err = adm.SetPrice(ctx, *sf.Account, billing.Kind(*kind), p)
+		prices, err = adm.SetPrice(ctx, sf.Account, billing.Kind(opts.kind), p)
 		if err != nil {
 			return err
 		}
-	} else if prices, err = s.Prices(ctx, *sf.Account); err != nil {
+	} else if prices, err = s.Prices(ctx, sf.Account); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)

@@ -1,19 +1,19 @@
 package root
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// The shell completion scripts are generated from the command table and
-// from each command's own flags, learnt by running it with -h: a flag added
-// to a command is completed without anything else to change.
+// The shell completion scripts are generated from the command tree and
+// each command's own flags: a flag added to a command is completed without
+// anything else to change.
 
 // compFlag is a flag as completion offers it.
 type compFlag struct {
@@ -26,88 +26,64 @@ type compFlag struct {
 
 // compCmd is a command, or a command and one of its subcommands.
 type compCmd struct {
-	words []string // "serve", or "account", "create"
-	flags []compFlag
+	words   []string // "serve", or "account", "create"
+	summary string
+	flags   []compFlag
 }
 
-// helpArgs are the command lines run with -h to learn a command's flags;
-// key new has two forms with different flags.
-func helpArgs(c Command, sub string) [][]string {
-	if sub == "" {
-		return [][]string{{"-h"}}
-	}
-	if c.Name == "key" && sub == "new" {
-		return [][]string{{sub, "-h"}, {sub, "--accounts=", "-h"}}
-	}
-	return [][]string{{sub, "-h"}}
-}
-
-// completionTable returns every command and subcommand with its flags.
-func completionTable(ctx context.Context) []compCmd {
+// completionTable returns every command and subcommand under root with
+// its flags.
+func completionTable(root *cobra.Command) []compCmd {
 	var table []compCmd
-	learn := func(c Command, sub string) compCmd {
-		cc := compCmd{words: []string{c.Name}}
-		if sub != "" {
-			cc.words = append(cc.words, sub)
-		}
-		if c.Name == "completion" {
-			return cc // no flags; and not run again from here
-		}
-		var sets []*flag.FlagSet
-		e := &cliutil.Env{Stdout: io.Discard, Stderr: io.Discard, FlagSets: &sets}
-		for _, args := range helpArgs(c, sub) {
-			_ = c.Run(ctx, e, args)
-		}
-		seen := map[string]bool{}
-		for _, fs := range sets {
-			fs.VisitAll(func(f *flag.Flag) {
-				if seen[f.Name] {
-					return
-				}
-				seen[f.Name] = true
-				kind, usage := flag.UnquoteUsage(f)
-				bf, isBool := f.Value.(interface{ IsBoolFlag() bool })
-				cf := compFlag{name: "--" + f.Name, usage: usage, value: !(isBool && bf.IsBoolFlag()), arg: kind, def: f.DefValue}
-				cf.file = cf.value && (kind == "file" || kind == "directory" || strings.HasSuffix(f.Name, "-file"))
-				cc.flags = append(cc.flags, cf)
-			})
-		}
+	learn := func(c *cobra.Command, words ...string) compCmd {
+		cc := compCmd{words: words, summary: c.Short}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden || f.Name == "help" {
+				return
+			}
+			kind, usage := pflag.UnquoteUsage(f)
+			cf := compFlag{name: "--" + f.Name, usage: usage, value: f.NoOptDefVal == "", arg: kind, def: f.DefValue}
+			cf.file = cf.value && (kind == "file" || kind == "directory" || strings.HasSuffix(f.Name, "-file"))
+			cc.flags = append(cc.flags, cf)
+		})
 		slices.SortFunc(cc.flags, func(a, b compFlag) int { return strings.Compare(a.name, b.name) })
 		return cc
 	}
-	for _, c := range Commands {
-		if c.Subs == nil {
-			table = append(table, learn(c, ""))
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() || c.Name() == "help" {
 			continue
 		}
-		for _, sub := range c.Subs {
-			table = append(table, learn(c, sub))
+		if !c.HasAvailableSubCommands() {
+			table = append(table, learn(c, c.Name()))
+			continue
+		}
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				table = append(table, learn(sub, c.Name(), sub.Name()))
+			}
 		}
 	}
 	return table
 }
 
-func runCompletion(ctx context.Context, e *cliutil.Env, args []string) error {
-	shell, args, err := cliutil.Subcommand(e, args, "lnpdb completion bash|zsh|fish\n\n"+
-		"  bash: source <(lnpdb completion bash), or save it as /etc/bash_completion.d/lnpdb\n"+
-		"  zsh:  lnpdb completion zsh > \"${fpath[1]}/_lnpdb\" (then start a new shell)\n"+
-		"  fish: lnpdb completion fish > ~/.config/fish/completions/lnpdb.fish", "bash", "zsh", "fish")
-	if err != nil {
-		return err
+// newCmdCompletion returns lnpdb completion bash|zsh|fish.
+func newCmdCompletion(e *cliutil.Env) *cobra.Command {
+	shell := func(name, how string, write func(io.Writer, []compCmd) error) *cobra.Command {
+		return &cobra.Command{
+			Use:   name,
+			Short: "print the " + name + " completion script: " + how,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := cliutil.Want(args, 0, "completion takes only the shell's name"); err != nil {
+					return err
+				}
+				return write(e.Stdout, completionTable(cmd.Root()))
+			},
+		}
 	}
-	fs := cliutil.NewFlags(e, "completion "+shell, "")
-	if err := cliutil.ParseArgs(e, fs, args, 0, "completion takes only the shell's name"); err != nil {
-		return err
-	}
-	table := completionTable(ctx)
-	switch shell {
-	case "bash":
-		return writeBash(e.Stdout, table)
-	case "zsh":
-		return writeZsh(e.Stdout, table)
-	default:
-		return writeFish(e.Stdout, table)
-	}
+	return cliutil.Group("completion", "print a shell completion script",
+		shell("bash", "source <(lnpdb completion bash), or save it as /etc/bash_completion.d/lnpdb", writeBash),
+		shell("zsh", `lnpdb completion zsh > "${fpath[1]}/_lnpdb" (then start a new shell)`, writeZsh),
+		shell("fish", "lnpdb completion fish > ~/.config/fish/completions/lnpdb.fish", writeFish))
 }
 
 // quote returns s as one single-quoted shell word (bash, zsh and fish).

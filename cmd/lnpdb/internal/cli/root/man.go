@@ -2,7 +2,6 @@ package root
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -10,20 +9,26 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
+	"github.com/spf13/cobra"
 )
 
 // The manual page is generated, as the completion scripts are, from the
 // command table and each command's own flags (completionTable): a command
 // or flag added is documented without anything else to change.
 
-// runMan prints lnpdb(1) in roff (man(7) macros): lnpdb man > lnpdb.1,
+// newCmdMan returns lnpdb man, which prints lnpdb(1) in roff (man(7) macros): lnpdb man > lnpdb.1,
 // or lnpdb man | man -l -.
-func runMan(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "man", "")
-	if err := cliutil.ParseArgs(e, fs, args, 0, "man takes no arguments"); err != nil {
-		return err
+func newCmdMan(e *cliutil.Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "man",
+		Short: "print the manual page, every command and flag, in roff: man > lnpdb.1",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cliutil.Want(args, 0, "man takes no arguments"); err != nil {
+				return err
+			}
+			return writeMan(e.Stdout, completionTable(cmd.Root()), buildinfo.Read().Version)
+		},
 	}
-	return writeMan(e.Stdout, completionTable(ctx), buildinfo.Read().Version)
 }
 
 // writeMan writes the page for table, naming version in its footer.
@@ -46,11 +51,8 @@ func writeMan(w io.Writer, table []compCmd, version string) error {
 	p("%s", roffText("lnpdb builds a compact, checksummed table of number portability data (LRN, CNAM, messaging, trust) from source files and serves lookups from it over REST, GraphQL, SIP redirects, ENUM and Kamailio's pdb protocol. Each command below lists its flags; a flag is written --name value or --name=value."))
 	p(".SH COMMANDS")
 	for _, cc := range table {
-		c, _ := findCommand(cc.words[0])
 		p(".SS %s", roffQuote("lnpdb "+strings.Join(cc.words, " ")))
-		if len(cc.words) == 1 || cc.words[1] == c.Subs[0] {
-			p("%s", roffText(c.Summary))
-		}
+		p("%s", roffText(cc.summary))
 		if len(cc.flags) > 0 && len(cc.words) > 1 {
 			p(".PP")
 		}

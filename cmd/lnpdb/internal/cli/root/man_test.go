@@ -2,12 +2,13 @@ package root
 
 import (
 	"bytes"
-	"context"
+	"io"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ import (
 func TestManPage(t *testing.T) {
 	code, page, errs := runCmd(t, "man")
 	require.Equal(t, 0, code, errs)
-	table := completionTable(context.Background())
+	table := completionTable(NewCmdRoot(&cliutil.Env{Stdout: io.Discard, Stderr: io.Discard}))
 	for _, cc := range table {
 		assert.Contains(t, page, `.SS "lnpdb `+strings.Join(cc.words, " ")+`"`)
 	}

@@ -1,14 +1,19 @@
-// Package root is the lnpdb binary's command line: the table of its
-// commands (each a package of internal/cli) and the dispatch to them.
+// Package root is the lnpdb binary's command line: the root command, to
+// which each command (a package of internal/cli) adds itself, and how
+// the process runs it.
 package root
 
 import (
+	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/account"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/apply"
@@ -28,102 +33,182 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/verify"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/version"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/wallet"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 )
 
-// Command is one subcommand of the binary. Each runs from its own package, so
-// commands stay independent of each other.
-type Command struct {
-	Name    string
-	Summary string
-	Run     func(ctx context.Context, env *cliutil.Env, args []string) error
-	// Subs are the command's own subcommands (account create|list|…),
-	// each with its own flags; nil when the command takes flags directly.
-	Subs []string
+// NewCmdRoot returns the lnpdb command with every command under it,
+// writing to e's streams.
+func NewCmdRoot(e *cliutil.Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lnpdb",
+		Short: "build, inspect, verify and serve number portability routing tables",
+		Long: `lnpdb builds a compact, checksummed table of number portability data (LRN,
+CNAM, messaging, trust) from source files and serves lookups from it over
+REST, GraphQL, SIP redirects, ENUM and Kamailio's pdb protocol.
+
+Every flag --some-name may also be set as LNPDB_SOME_NAME in the environment
+(upper case, - as _); one given on the command line wins. A secret flag also
+takes LNPDB_SOME_NAME_FILE, naming a file that holds its value, as its
+--some-name-file flag does.
+
+Exit status: 0 on success or when help is asked for; 1 on failure (a damaged
+table, an unreachable store, ...); 2 for a usage error (an unknown command or
+flag, a missing or bad value).`,
+		Version:       versionText(),
+		SilenceErrors: true, // Exit reports them
+		SilenceUsage:  true,
+		// An operand of lnpdb itself is a command it does not have.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			}
+			return fmt.Errorf("%w: %s", cliutil.ErrUsage, msg)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// No command is a usage error: the list goes to stderr.
+			cmd.SetOut(e.Stderr)
+			_ = cmd.Usage()
+			return fmt.Errorf("%w: want a command", cliutil.ErrUsage)
+		},
+		// The flags the command line left out are set from the
+		// environment (platform/config), before any command runs.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := config.Apply(cmd.Flags(), os.LookupEnv); err != nil {
+				return fmt.Errorf("%w: %v", cliutil.ErrUsage, err)
+			}
+			return nil
+		},
+	}
+	root.InitDefaultVersionFlag()
+	root.SetOut(e.Stdout)
+	root.SetErr(e.Stderr)
+	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cliutil.FlagError(err) })
+	root.CompletionOptions.DisableDefaultCmd = true // lnpdb completion is its own
+	root.AddCommand(
+		account.NewCmdAccount(e),
+		apply.NewCmdApply(e),
+		build.NewCmdBuild(e),
+		compact.NewCmdCompact(e),
+		newCmdCompletion(e),
+		gen.NewCmdGen(e),
+		healthcheck.NewCmdHealthcheck(e),
+		inspect.NewCmdInspect(e),
+		journal.NewCmdJournal(e),
+		key.NewCmdKey(e),
+		lookup.NewCmdLookup(e),
+		newCmdMan(e),
+		price.NewCmdPrice(e),
+		pull.NewCmdPull(e),
+		serve.NewCmdServe(e),
+		usage.NewCmdUsage(e),
+		verify.NewCmdVerify(e),
+		version.NewCmdVersion(e),
+		wallet.NewCmdWallet(e),
+	)
+	annotate(root)
+	return root
 }
 
-// Commands are the binary's subcommands, by name, in the order help lists
-// them. They are set in init: completion reads them.
-var Commands []Command
-
-func init() { Commands = commandTable }
-
-var commandTable = []Command{
-	{"account", "accounts that pay for lookups: account create|list|show|suspend|activate --accounts DSN", account.Run, []string{"create", "list", "show", "suspend", "activate"}},
-	{"apply", "apply NPAC update feeds (CSV: action,tn,lrn,spid,activated_at[,sv_type], or a latest-view file; .gz, .zst) to a table, each file all or nothing", apply.Run, nil},
-	{"build", "build a table from a source directory: build --db FILE SRC_DIR", build.Run, nil},
-	{"compact", "fold a table's pending updates into a new file, atomically", compact.Run, nil},
-	{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion, []string{"bash", "zsh", "fish"}},
-	{"gen", "write a synthetic source directory of any size (for benchmarks and demos)", gen.Run, nil},
-	{"healthcheck", "exit 0 if a server's /api/v1/status says ok (for container health checks): healthcheck [URL]", healthcheck.Run, nil},
-	{"inspect", "describe a table: sections, counts, sizes, checksums: inspect --db FILE", inspect.Run, nil},
-	{"journal", "check a table's journal, or set a damaged one aside: journal check|recover --db FILE", journal.Run, []string{"check", "recover"}},
-	{"key", "API keys: key new --keys FILE [--rpm N], or key new|list|revoke --accounts DSN --account ID", key.Run, []string{"new", "list", "revoke"}},
-	{"lookup", "look numbers up in a table and print the REST response bodies", lookup.Run, nil},
-	{"man", "print the manual page, every command and flag, in roff: man > lnpdb.1", runMan, nil},
-	{"price", "prices per lookup: price set|list --accounts DSN [--account ID]", price.Run, []string{"set", "list"}},
-	{"pull", "fetch a table over HTTP(S) if the origin has a new one, verify it and rename it in: pull --db FILE URL", pull.Run, nil},
-	{"serve", "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)", serve.Run, nil},
-	{"usage", "the usage ledger: usage export --accounts DSN [--month 2026-11] --format csv", usage.Run, []string{"export"}},
-	{"verify", "check every checksum and record of a table (exit 1 if damaged): verify --db FILE", verify.Run, nil},
-	{"version", "print the binary's version, its build and the table format it reads", version.Run, nil},
-	{"wallet", "top up an account: wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE", wallet.Run, []string{"credit"}},
+// annotate ends the usage of every flag of c and the commands under it
+// with the environment variables it reads, so that --help lists them.
+func annotate(c *cobra.Command) {
+	// --help defined now rather than as the command runs: a command line
+	// is then read alike wherever it stands (key --help new).
+	c.InitDefaultHelpFlag()
+	config.Annotate(c.Flags())
+	for _, sub := range c.Commands() {
+		annotate(sub)
+	}
 }
 
-// findCommand returns the command called name.
-func findCommand(name string) (Command, bool) {
-	for _, c := range Commands {
-		if c.Name == name {
-			return c, true
+// versionText is what lnpdb --version prints: lnpdb version's output.
+func versionText() string {
+	var b bytes.Buffer
+	_ = buildinfo.Read().Print(&b)
+	return b.String()
+}
+
+// Run runs the command line args (os.Args[1:]) and returns the process's
+// exit status (cliutil.Exit).
+func Run(ctx context.Context, e *cliutil.Env, args []string) int {
+	root := NewCmdRoot(e)
+	root.SetArgs(doubleDash(root, args))
+	cmd, err := root.ExecuteContextC(ctx)
+	return cliutil.Exit(e, cmd, err)
+}
+
+// doubleDash returns args with the single-dash long flags Go's flag
+// package took (-db FILE, -help), which lnpdb parsed before it used
+// pflag, written with two dashes: scripts written for them keep working.
+// Only names of the command's flags are rewritten: a value that starts
+// with a dash is left alone.
+func doubleDash(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		cmd = root
+	}
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || len(a) < 3 {
+			continue
+		}
+		long := strings.HasPrefix(a, "--")
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := lookup(name)
+		if f == nil {
+			continue
+		}
+		if !long {
+			out[i] = "-" + a
+		}
+		if !hasValue && f.NoOptDefVal == "" {
+			i++ // the flag's value, whatever it looks like
 		}
 	}
-	return Command{}, false
+	return out
 }
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) int {
-	switch {
-	case len(args) == 0:
-		// No command is a usage error: the list goes to stderr.
-		printUsage(e.Stderr)
-		return 2
-	case args[0] == "--version" || args[0] == "-version":
-		args = []string{"version"}
-	case len(args) >= 2 && args[0] == "help":
-		args = []string{args[1], "--help"} // lnpdb help serve
-	case cliutil.IsHelp(args[0]):
-		printUsage(e.Stdout)
-		return 0
-	}
-	c, ok := findCommand(args[0])
-	if !ok {
-		fmt.Fprintf(e.Stderr, "lnpdb: unknown command %q\n\n", args[0])
-		printUsage(e.Stderr)
-		return 2
-	}
-	err := c.Run(ctx, e, args[1:])
-	var ee *cliutil.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ee):
-		fmt.Fprintf(e.Stderr, "lnpdb %s: %v\n", c.Name, ee.Err)
-		return ee.Code
-	case errors.Is(err, cliutil.ErrUsage):
-		// The exit status says it is a usage error; the message need
-		// not ("lnpdb usage: usage: …" was the usage command's).
-		fmt.Fprintf(e.Stderr, "lnpdb %s: %s\n", c.Name, strings.TrimPrefix(err.Error(), cliutil.ErrUsage.Error()+": "))
-		return 2
-	default:
-		fmt.Fprintf(e.Stderr, "lnpdb %s: %v\n", c.Name, err)
-		return 1
-	}
+// Command is a command of lnpdb as the completion scripts and the manual
+// page list it.
+type Command struct {
+	Name, Summary string
+	Subs          []string // its subcommands; nil when it has none
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: lnpdb <command> [flags] [args]\n\ncommands:")
-	for _, c := range Commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
+// Commands are lnpdb's commands, by name.
+var Commands []Command
+
+func init() { Commands = commandsOf(NewCmdRoot(&cliutil.Env{Stdout: io.Discard, Stderr: io.Discard})) }
+
+func commandsOf(root *cobra.Command) []Command {
+	var cs []Command
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() || c.Name() == "help" {
+			continue
+		}
+		cmd := Command{Name: c.Name(), Summary: c.Short}
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() {
+				cmd.Subs = append(cmd.Subs, s.Name())
+			}
+		}
+		cs = append(cs, cmd)
 	}
-	fmt.Fprintln(w, "\nlnpdb <command> --help (or lnpdb help <command>) lists a command's flags; every flag may\nalso be set as LNPDB_<FLAG> in the environment, or LNPDB_<FLAG>_FILE naming a file holding it.")
+	return cs
 }

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -22,6 +21,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/sockets"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 )
 
 // dipFlags are serve's flags for the softswitch front ends: SIP redirect,
@@ -38,7 +38,7 @@ type dipFlags struct {
 	pdb, pdbCarriersPath string
 }
 
-func addDipFlags(fs *flag.FlagSet) *dipFlags {
+func addDipFlags(fs *pflag.FlagSet) *dipFlags {
 	f := new(dipFlags)
 	fs.StringVar(&f.sip, "sip", "", "answer SIP INVITEs with 302 redirects carrying npdi/rn on these `host:port`s, UDP and TCP (comma-separated; port defaults to 5060)")
 	fs.StringVar(&f.sipAllow, "sip-allow", "", "serve SIP only to these source `networks` (comma-separated CIDRs; default: every source)")

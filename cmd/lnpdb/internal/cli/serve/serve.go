@@ -1,3 +1,4 @@
+// Package serve is lnpdb serve: lookups served over REST, GraphQL, SIP, ENUM and pdb, with billing.
 package serve
 
 import (
@@ -32,6 +33,8 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/tracing"
 	"github.com/lnpdb/lnpdb/format"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Server limits. Lookups answer in microseconds; the timeouts only bound
@@ -80,9 +83,25 @@ type serveFlags struct {
 	jobs                                             *jobsFlags
 }
 
-func parseServeFlags(e *cliutil.Env, args []string) (*serveFlags, error) {
+// NewCmdServe returns lnpdb serve.
+func NewCmdServe(e *cliutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "serve lookups over REST and GraphQL (no flags: the sample, with a dev key)",
+	}
+	f := addServeFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := f.check(cmd.Flags(), args); err != nil {
+			return err
+		}
+		return runServe(cmd.Context(), e, f)
+	}
+	return cmd
+}
+
+// addServeFlags defines serve's flags on fs.
+func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	f := &serveFlags{}
-	fs := cliutil.NewFlags(e, "serve", "")
 	fs.StringVar(&f.dbPath, "db", "", "table `file` to serve (default: build the embedded sample into a temporary directory and serve it)")
 	fs.StringVar(&f.addr, "addr", cliutil.DefaultAddr, "`host:port` to listen on")
 	fs.StringVar(&f.keysPath, "keys", "", "API keys `file`: sha256:<64 hex>[,<requests per minute>] per line (see lnpdb key new); re-read on SIGHUP")
@@ -120,43 +139,45 @@ func parseServeFlags(e *cliutil.Env, args []string) (*serveFlags, error) {
 	config.Secret(fs, &f.updates.dsn, "updates-log", "", "share one ordered log of admin updates with other nodes in this PostgreSQL `DSN` (postgres://…; may be the --accounts database): an update posted to any node is logged once and applied by every node")
 	fs.StringVar(&f.updates.schema, "updates-log-schema", "", "keep --updates-log's tables in this PostgreSQL `schema`, created when absent; nodes share a log only within one schema (default: the connection's search_path, normally public)")
 	fs.StringVar(&f.updates.node, "node", "", "this node's `name` in --updates-log, unique among its nodes (default: host name and --addr's port)")
-	if err := cliutil.Parse(e, fs, args); err != nil {
-		return nil, err
-	}
+	return f
+}
+
+// check checks serve's command line once parsed and set from the
+// environment, and notes the LNPDB_* variables no flag of fs reads.
+func (f *serveFlags) check(fs *pflag.FlagSet, args []string) error {
 	f.unknownEnv = config.Unknown(fs, os.Environ())
 	switch {
-	case fs.NArg() != 0:
-		fs.Usage()
-		return nil, fmt.Errorf("%w: serve takes no arguments", cliutil.ErrUsage)
+	case len(args) != 0:
+		return fmt.Errorf("%w: serve takes no arguments", cliutil.ErrUsage)
 	case f.limit < 1:
-		return nil, fmt.Errorf("%w: --rate-limit must be at least 1", cliutil.ErrUsage)
+		return fmt.Errorf("%w: --rate-limit must be at least 1", cliutil.ErrUsage)
 	case f.accountsSchema != "" && !strings.HasPrefix(f.accountsDSN, "postgres://") && !strings.HasPrefix(f.accountsDSN, "postgresql://"):
-		return nil, fmt.Errorf("%w: --accounts-schema is for an --accounts postgres://… store", cliutil.ErrUsage)
+		return fmt.Errorf("%w: --accounts-schema is for an --accounts postgres://… store", cliutil.ErrUsage)
 	case f.accountsSchema != "" && pgschema.CheckSchema(f.accountsSchema) != nil:
-		return nil, fmt.Errorf("%w: --accounts-schema: %v", cliutil.ErrUsage, pgschema.CheckSchema(f.accountsSchema))
+		return fmt.Errorf("%w: --accounts-schema: %v", cliutil.ErrUsage, pgschema.CheckSchema(f.accountsSchema))
 	case f.accountsDSN != "" && (f.keysPath != "" || f.devKey):
-		return nil, fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", cliutil.ErrUsage)
+		return fmt.Errorf("%w: with --accounts the keys come from the accounts store: leave out --keys and --dev-key", cliutil.ErrUsage)
 	case f.leaseTTL < time.Second:
-		return nil, fmt.Errorf("%w: --lease-ttl must be at least 1s", cliutil.ErrUsage)
+		return fmt.Errorf("%w: --lease-ttl must be at least 1s", cliutil.ErrUsage)
 	case f.accountsTimeout <= 0 || f.accountsTimeout > writeTimeout/2:
-		return nil, fmt.Errorf("%w: --accounts-timeout must be above 0 and at most %v, half the write timeout, so that an answer paid for is written", cliutil.ErrUsage, writeTimeout/2)
+		return fmt.Errorf("%w: --accounts-timeout must be above 0 and at most %v, half the write timeout, so that an answer paid for is written", cliutil.ErrUsage, writeTimeout/2)
 	case f.compactAt < 0 || f.watchEvery < 0 || f.httpMaxConns < 0 || f.httpPerAddr < 0:
-		return nil, fmt.Errorf("%w: --compact-at, --watch, --http-max-conns and --http-max-conns-per-addr must not be negative", cliutil.ErrUsage)
+		return fmt.Errorf("%w: --compact-at, --watch, --http-max-conns and --http-max-conns-per-addr must not be negative", cliutil.ErrUsage)
 	case f.dbPath != "" && f.keysPath == "" && !f.devKey && f.accountsDSN == "":
 		// An exposed server without keys is a mistake; the zero-setup
 		// demo (no --db) gets a development key instead.
-		return nil, fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", cliutil.ErrUsage, f.dbPath)
+		return fmt.Errorf("%w: refusing to serve %s without --keys FILE (create one with: lnpdb key new --keys FILE); for a development key printed now, add --dev-key", cliutil.ErrUsage, f.dbPath)
 	}
 	if err := f.pull.check(f.dbPath); err != nil {
-		return nil, err
+		return err
 	}
 	if err := f.redis.check(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := f.updates.check(); err != nil {
-		return nil, err
+		return err
 	}
-	return f, nil
+	return nil
 }
 
 // checkFiles checks the files serve reads that the flags name and that are
@@ -218,11 +239,7 @@ func (s *serveRun) close() {
 	}
 }
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	f, err := parseServeFlags(e, args)
-	if err != nil {
-		return err
-	}
+func runServe(ctx context.Context, e *cliutil.Env, f *serveFlags) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(GCPercent)
 	}

@@ -2,12 +2,12 @@ package serve
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
@@ -25,7 +25,7 @@ type jobsFlags struct {
 	allowPrivateWebhooks bool
 }
 
-func addJobsFlags(fs *flag.FlagSet) *jobsFlags {
+func addJobsFlags(fs *pflag.FlagSet) *jobsFlags {
 	j := &jobsFlags{}
 	fs.DurationVar(&j.retention, "jobs-retention", 7*24*time.Hour, "with --accounts: delete a lookup job's results this long after it stopped")
 	fs.IntVar(&j.maxUnfinished, "jobs-max-queued", 10, "with --accounts: the most lookup jobs an account may have unfinished (queued, running or out of credit); 0: no limit")

@@ -1,12 +1,12 @@
 package serve
 
 import (
-	"flag"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/redislimit"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
@@ -21,7 +21,7 @@ type redisFlags struct {
 	pipeline    bool
 }
 
-func addRedisFlags(fs *flag.FlagSet) *redisFlags {
+func addRedisFlags(fs *pflag.FlagSet) *redisFlags {
 	f := new(redisFlags)
 	config.Secret(fs, &f.url, "redis", "", "share the rate limits with the other nodes in this Redis `URL`: redis://host:port/db or rediss://… (TLS); while Redis is unreachable each node enforces every key's limit on its own (default: limits in this process only)")
 	config.Secret(fs, &f.password, "redis-password", "", "the `password` of --redis, in place of one in its URL (give it as LNPDB_REDIS_PASSWORD or in a file, not on the command line)")

@@ -1,3 +1,4 @@
+// Package verify is lnpdb verify: every checksum and record of a table checked.
 package verify
 
 import (
@@ -9,10 +10,32 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	db, err := cliutil.OpenArg(e, "verify", args)
+type options struct {
+	e  *cliutil.Env
+	db string
+}
+
+// NewCmdVerify returns lnpdb verify.
+func NewCmdVerify(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "verify --db FILE",
+		Short: "check every checksum and record of a table (exit 1 if damaged)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd.Context(), opts, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.db, "db", "", "the table `file`")
+	return cmd
+}
+
+func runVerify(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	db, err := cliutil.OpenArg(e, "verify", opts.db, args)
 	if err != nil {
 		if errors.Is(err, format.ErrCorrupt) || errors.Is(err, format.ErrFormat) {
 			return &cliutil.ExitError{Code: 1, Err: err}

@@ -1,3 +1,4 @@
+// Package version is lnpdb version: the binary's version and build.
 package version
 
 import (
@@ -5,12 +6,30 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
+	"github.com/spf13/cobra"
 )
 
-// Run prints the binary's identity (lnpdb version, lnpdb --version).
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	fs := cliutil.NewFlags(e, "version", "")
-	if err := cliutil.ParseArgs(e, fs, args, 0, "version takes no arguments"); err != nil {
+type options struct {
+	e *cliutil.Env
+}
+
+// NewCmdVersion returns lnpdb version.
+func NewCmdVersion(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "print the binary's version, its build and the table format it reads",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVersion(cmd.Context(), opts, args)
+		},
+	}
+	return cmd
+}
+
+// runVersion prints the binary's identity (lnpdb version, lnpdb --version).
+func runVersion(ctx context.Context, opts *options, args []string) error {
+	e := opts.e
+	if err := cliutil.Want(args, 0, "version takes no arguments"); err != nil {
 		return err
 	}
 	return buildinfo.Read().Print(e.Stdout)

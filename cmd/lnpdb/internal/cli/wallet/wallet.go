@@ -1,3 +1,4 @@
+// Package wallet is lnpdb wallet credit: an account topped up.
 package wallet
 
 import (
@@ -8,31 +9,46 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/spf13/cobra"
 )
 
-func Run(ctx context.Context, e *cliutil.Env, args []string) error {
-	_, args, err := cliutil.Subcommand(e, args, "lnpdb wallet credit --accounts DSN --account ID --amount 25.00 --ref INVOICE-123", "credit")
-	if err != nil {
-		return err
+type options struct {
+	e               *cliutil.Env
+	sf              *cliutil.StoreFlags
+	amountText, ref string
+}
+
+// NewCmdWallet returns lnpdb wallet credit.
+func NewCmdWallet(e *cliutil.Env) *cobra.Command {
+	opts := &options{e: e}
+	credit := &cobra.Command{
+		Use:   "credit --accounts DSN --account ID --amount 25.00 --ref INVOICE-123",
+		Short: "add a payment to an account's wallet, once per reference",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCredit(cmd.Context(), opts, args)
+		},
 	}
-	sf := cliutil.NewStoreFlags(e, "wallet credit", true)
-	amountText := sf.FS.String("amount", "", "dollars to add, e.g. 25.00 (at most 6 decimals)")
-	ref := sf.FS.String("ref", "", "the payment's `reference` (an invoice number): the same ref is credited once")
-	if err := cliutil.Parse(sf.E, sf.FS, args); err != nil {
-		return err
-	}
+	fs := credit.Flags()
+	opts.sf = cliutil.AddStoreFlags(fs, true)
+	fs.StringVar(&opts.amountText, "amount", "", "dollars to add, e.g. 25.00 (at most 6 decimals)")
+	fs.StringVar(&opts.ref, "ref", "", "the payment's `reference` (an invoice number): the same ref is credited once")
+	return cliutil.Group("wallet", "top up an account", credit)
+}
+
+func runCredit(ctx context.Context, opts *options, args []string) error {
+	e, sf := opts.e, opts.sf
 	// Check the amount before opening the store: bad input changes nothing.
-	amount, err := billing.ParseAmount(*amountText)
+	amount, err := billing.ParseAmount(opts.amountText)
 	if err != nil {
 		return fmt.Errorf("%w: --amount: %v", cliutil.ErrUsage, err)
 	}
 	if amount == 0 {
 		return fmt.Errorf("%w: --amount must be more than 0", cliutil.ErrUsage)
 	}
-	if strings.TrimSpace(*ref) == "" {
+	if strings.TrimSpace(opts.ref) == "" {
 		return fmt.Errorf("%w: --ref is required (a top-up is credited once per reference)", cliutil.ErrUsage)
 	}
-	s, err := sf.Open(ctx, true)
+	s, err := sf.Open(ctx, args, true)
 	if err != nil {
 		return err
 	}
@@ -41,7 +57,7 @@ func Run(ctx context.Context, e *cliutil.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := adm.Credit(ctx, *sf.Account, amount, *ref)
+	c, err := adm.Credit(ctx, sf.Account, amount, opts.ref)
 	if err != nil {
 		return err
 	}

@@ -18,13 +18,13 @@ package config
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Prefix starts the name of every environment variable read.
@@ -48,7 +48,7 @@ func EnvName(name string) string {
 
 // Secret defines a string flag name holding a secret, and its file form
 // name-file: --accounts DSN or --accounts-file PATH.
-func Secret(fs *flag.FlagSet, p *string, name, value, usage string) {
+func Secret(fs *pflag.FlagSet, p *string, name, value, usage string) {
 	*p = value
 	fs.Var((*secret)(p), name, usage)
 	fs.Var(&secretFile{p}, name+fileFlagSuffix, "read --"+name+" from this `file` (its content, white space around it trimmed)")
@@ -65,11 +65,13 @@ func (s *secret) String() string {
 	return string(*s)
 }
 func (s *secret) Set(v string) error { *s = secret(v); return nil }
+func (s *secret) Type() string       { return "string" }
 
 // secretFile is the flag.Value of a secret's file form.
 type secretFile struct{ p *string }
 
 func (s *secretFile) String() string { return "" }
+func (s *secretFile) Type() string   { return "string" }
 func (s *secretFile) Set(path string) error {
 	v, err := ReadFile(path)
 	if err != nil {
@@ -80,7 +82,7 @@ func (s *secretFile) Set(path string) error {
 }
 
 // IsSecret reports whether f was defined by Secret (either of its two flags).
-func IsSecret(f *flag.Flag) bool {
+func IsSecret(f *pflag.Flag) bool {
 	switch f.Value.(type) {
 	case *secret, *secretFile:
 		return true
@@ -88,7 +90,7 @@ func IsSecret(f *flag.Flag) bool {
 	return false
 }
 
-func isFileForm(f *flag.Flag) bool {
+func isFileForm(f *pflag.Flag) bool {
 	_, ok := f.Value.(*secretFile)
 	return ok
 }
@@ -111,11 +113,12 @@ func ReadFile(path string) (string, error) {
 // Annotate ends every flag's usage with the environment variables it reads,
 // so that fs.PrintDefaults lists them. Call it once, after every flag is
 // defined.
-func Annotate(fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
+func Annotate(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
 		env := EnvName(f.Name)
 		switch {
 		case isFileForm(f), isAlias(f): // read through its secret's (or its new name's) variables
+		case notFlagSetting(f):
 		case IsSecret(f):
 			f.Usage += fmt.Sprintf(" [env %s or %s%s]", env, env, FileSuffix)
 		default:
@@ -127,16 +130,16 @@ func Annotate(fs *flag.FlagSet) {
 // Apply sets every flag of the parsed fs that the command line did not set
 // from the environment that lookup reads (os.LookupEnv in the binary). A
 // flag's LNPDB_NAME holds its value; LNPDB_NAME_FILE names a file holding it.
-func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+func Apply(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	var errs []error
 	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	sort.Strings(names)
 	for _, name := range names {
 		f := fs.Lookup(name)
-		if isFileForm(f) || isAlias(f) {
+		if isFileForm(f) || isAlias(f) || notFlagSetting(f) {
 			continue // read through its secret's (or its new name's) variables
 		}
 		if IsSecret(f) && set[name] && set[name+fileFlagSuffix] {
@@ -162,10 +165,12 @@ func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 		case !hasValue:
 			continue
 		}
-		if err := fs.Set(name, v); err != nil {
-			// The flag package's message quotes the value ("parse
-			// error" says nothing more): a secret's is left out, and the
-			// form the flag takes is said.
+		// Set on the value itself: pflag's FlagSet.Set quotes the value
+		// in its error (a secret's is never printed), and marks the flag
+		// Changed, which stays what the command line set.
+		if err := f.Value.Set(v); err != nil {
+			// The value's own message says little ("parse error"): a
+			// secret's is left out, and the form the flag takes is said.
 			switch want := Form(f); {
 			case IsSecret(f):
 				err = errors.New("invalid value")
@@ -180,21 +185,17 @@ func Apply(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 
 // Form says what a value of f looks like, for an error about a bad one:
 // "a duration such as 5s or 1m30s"; "" for a string or a form of its own.
-func Form(f *flag.Flag) string {
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return ""
-	}
-	switch g.Get().(type) {
-	case time.Duration:
+func Form(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "duration":
 		return "a duration such as 5s or 1m30s"
-	case bool:
+	case "bool":
 		return "true or false"
-	case int, int64:
+	case "int", "int64":
 		return "a whole number such as 10"
-	case uint, uint64:
+	case "uint", "uint64":
 		return "a whole number of at least 0"
-	case float64:
+	case "float64":
 		return "a number such as 0.5"
 	}
 	return ""
@@ -205,13 +206,14 @@ func Form(f *flag.Flag) string {
 // once; the environment is read under name's variable only (LNPDB_OLD may
 // mean something else to another command). For a flag renamed because
 // its name meant two things; the old name is kept for one release.
-func Alias(fs *flag.FlagSet, old, name string, w io.Writer) {
+func Alias(fs *pflag.FlagSet, old, name string, w io.Writer) {
 	f := fs.Lookup(name)
 	fs.Var(&alias{Value: f.Value, old: old, name: name, w: w}, old, "former name of --"+name+", deprecated")
+	fs.Lookup(old).NoOptDefVal = f.NoOptDefVal // a bool's --old alone, as --name
 }
 
 type alias struct {
-	flag.Value
+	pflag.Value
 	old, name string
 	w         io.Writer
 	warned    bool
@@ -230,7 +232,13 @@ func notSetting(name string) bool {
 	return name == Prefix+"KEY" || strings.HasPrefix(name, Prefix+"TEST_")
 }
 
-func isAlias(f *flag.Flag) bool {
+// notFlagSetting tells the flags of the command line itself (--help,
+// --version), which no variable sets.
+func notFlagSetting(f *pflag.Flag) bool {
+	return f.Name == "help" || f.Name == "version"
+}
+
+func isAlias(f *pflag.Flag) bool {
 	_, ok := f.Value.(*alias)
 	return ok
 }
@@ -240,10 +248,10 @@ func isAlias(f *flag.Flag) bool {
 // ignored without a word. Names only, sorted; never a value. The variables
 // that are not settings of a command are not named: the tests' own
 // (LNPDB_TEST_*) and the API key the README's curl commands read (LNPDB_KEY).
-func Unknown(fs *flag.FlagSet, environ []string) []string {
+func Unknown(fs *pflag.FlagSet, environ []string) []string {
 	known := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if isFileForm(f) || isAlias(f) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if isFileForm(f) || isAlias(f) || notFlagSetting(f) {
 			return
 		}
 		known[EnvName(f.Name)] = true

@@ -2,13 +2,13 @@ package config
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,9 +19,9 @@ type settings struct {
 	log       bool
 }
 
-func newSet() (*flag.FlagSet, *settings) {
+func newSet() (*pflag.FlagSet, *settings) {
 	s := &settings{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	Secret(fs, &s.dsn, "updates-log", "", "PostgreSQL `DSN`")
@@ -157,10 +157,10 @@ func TestUnknown(t *testing.T) {
 // is not read (it may mean something else to another command), the new
 // name's is.
 func TestAlias(t *testing.T) {
-	newAliased := func() (*flag.FlagSet, *float64, *bytes.Buffer) {
+	newAliased := func() (*pflag.FlagSet, *float64, *bytes.Buffer) {
 		var share float64
 		var warn bytes.Buffer
-		fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+		fs := pflag.NewFlagSet("gen", pflag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		fs.Float64Var(&share, "messaging-share", 0.1, "share")
 		Alias(fs, "messaging", "messaging-share", &warn)
@@ -179,4 +179,19 @@ func TestAlias(t *testing.T) {
 	require.NoError(t, Apply(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
 	assert.Equal(t, 0.75, *share)
 	assert.Equal(t, []string{"LNPDB_MESSAGING"}, Unknown(fs, []string{"LNPDB_MESSAGING=true"}), "the former name reads no variable")
+}
+
+// TestCommandLineFlagsAreNotSettings: --help and --version, the command
+// line's own flags, take no variable: LNPDB_HELP is not read (and is
+// named as unknown), and their usage names none.
+func TestCommandLineFlagsAreNotSettings(t *testing.T) {
+	fs, _ := newSet()
+	help := fs.BoolP("help", "h", false, "help for serve")
+	fs.Bool("version", false, "version")
+	Annotate(fs)
+	require.NoError(t, fs.Parse(nil))
+	require.NoError(t, Apply(fs, func(k string) (string, bool) { return "true", k == "LNPDB_HELP" || k == "LNPDB_VERSION" }))
+	assert.False(t, *help)
+	assert.Equal(t, "help for serve", fs.Lookup("help").Usage)
+	assert.Equal(t, []string{"LNPDB_HELP"}, Unknown(fs, []string{"LNPDB_HELP=1"}))
 }
