@@ -132,25 +132,18 @@ func TestUsageExportMessages(t *testing.T) {
 	assert.Contains(t, help, `(default "`+time.Now().UTC().Format("2006-01")+`")`)
 }
 
-// TestCompletion: each shell's script is valid in that shell and names
-// every command and subcommand; the bash one completes commands,
-// subcommands and flags when run.
+// TestCompletion: each shell's script is valid in that shell, and what it
+// asks lnpdb (lnpdb __complete: the words that may follow) completes
+// commands, subcommands and flags, files only where a flag takes a file.
 func TestCompletion(t *testing.T) {
 	scripts := map[string]string{}
-	for _, sh := range []string{"bash", "zsh", "fish"} {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		code, out, errs := runCmd(t, "completion", sh)
 		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, " __complete", sh)
 		scripts[sh] = out
-		for _, c := range root.Commands {
-			assert.Contains(t, out, c.Name, "%s: command %s", sh, c.Name)
-			for _, s := range c.Subs {
-				assert.Contains(t, out, s, "%s: %s %s", sh, c.Name, s)
-			}
-		}
-		for _, f := range []string{"--updates-log-file", "--db", "--redis-password"} {
-			assert.Contains(t, out, strings.TrimPrefix(f, "--"), sh)
-		}
 	}
+	assert.Contains(t, scripts["powershell"], "Register-ArgumentCompleter")
 	code, _, errs := runCmd(t, "completion", "tcsh")
 	assert.Equal(t, 2, code, errs)
 
@@ -166,23 +159,28 @@ func TestCompletion(t *testing.T) {
 		assert.NoError(t, err, "%s %v: %s", sh, syntax, out)
 	}
 
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash is absent")
+	for _, c := range root.Commands {
+		_, out, _ := runCmd(t, "__complete", c.Name[:2])
+		assert.Contains(t, out, c.Name+"\t", "command %s", c.Name)
+		for _, s := range c.Subs {
+			_, out, _ := runCmd(t, "__complete", c.Name, "")
+			assert.Contains(t, out, s+"\t", "%s %s", c.Name, s)
+		}
 	}
-	f := filepath.Join(t.TempDir(), "lnpdb.bash")
-	require.NoError(t, os.WriteFile(f, []byte(scripts["bash"]), 0o644))
-	for words, want := range map[string]string{
-		"lnpdb se":                 "serve",
-		"lnpdb account cr":         "create",
-		"lnpdb serve --updates-lo": "--updates-log --updates-log-file --updates-log-schema",
-		"lnpdb usage export --mo":  "--month",
-		"lnpdb completion f":       "fish",
+	for words, want := range map[string][]string{
+		"account cr":         {"create\t"},
+		"serve --updates-lo": {"--updates-log\t", "--updates-log-file\t", "--updates-log-schema\t"},
+		"usage export --mo":  {"--month\t"},
+		"completion p":       {"powershell\t"},
+		"key new --":         {"--keys\t", "--accounts\t", "--label\t", "--rpm\t"},
+		"serve --watch ":     {"\n:4\n"},  // a value of its own: no files
+		"serve --db ":        {"\n:0\n"},  // a file: the shell's own completion
+		"build --temp-dir ":  {"\n:16\n"}, // a directory
 	} {
-		w := strings.Fields(words)
-		script := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _lnpdb; echo "${COMPREPLY[*]}"`
-		out, err := exec.Command(bash, append([]string{"-c", script, "bash", f}, w...)...).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		assert.Equal(t, want, strings.TrimSpace(string(out)), words)
+		code, out, errs := runCmd(t, append([]string{"__complete"}, strings.Split(words, " ")...)...)
+		require.Equal(t, 0, code, errs)
+		for _, w := range want {
+			assert.Contains(t, "\n"+out, w, words)
+		}
 	}
 }

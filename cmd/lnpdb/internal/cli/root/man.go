@@ -4,17 +4,19 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/buildinfo"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// The manual page is generated, as the completion scripts are, from the
-// command table and each command's own flags (completionTable): a command
-// or flag added is documented without anything else to change.
+// The manual page is generated from the command tree and each command's
+// own flags (completionTable): a command or flag added is documented
+// without anything else to change.
 
 // newCmdMan returns lnpdb man, which prints lnpdb(1) in roff (man(7) macros): lnpdb man > lnpdb.1,
 // or lnpdb man | man -l -.
@@ -120,4 +122,55 @@ func roffFlag(name string) string { return roffEscape(name) }
 // roffQuote is s as one quoted macro argument.
 func roffQuote(s string) string {
 	return `"` + strings.ReplaceAll(roffEscape(s), `"`, `""`) + `"`
+}
+
+// compFlag is a flag as completion offers it.
+type compFlag struct {
+	name, usage string
+	value       bool   // takes a value (not a bool flag)
+	file        bool   // the value is a file or directory
+	arg         string // the value's name in the usage (`file`, `DSN`); "" for a bool flag
+	def         string // the default, as -h prints it
+}
+
+// compCmd is a command, or a command and one of its subcommands.
+type compCmd struct {
+	words   []string // "serve", or "account", "create"
+	summary string
+	flags   []compFlag
+}
+
+// completionTable returns every command and subcommand under root with
+// its flags.
+func completionTable(root *cobra.Command) []compCmd {
+	var table []compCmd
+	learn := func(c *cobra.Command, words ...string) compCmd {
+		cc := compCmd{words: words, summary: c.Short}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden || f.Name == "help" {
+				return
+			}
+			kind, usage := pflag.UnquoteUsage(f)
+			cf := compFlag{name: "--" + f.Name, usage: usage, value: f.NoOptDefVal == "", arg: kind, def: f.DefValue}
+			cf.file = cf.value && (kind == "file" || kind == "directory" || strings.HasSuffix(f.Name, "-file"))
+			cc.flags = append(cc.flags, cf)
+		})
+		slices.SortFunc(cc.flags, func(a, b compFlag) int { return strings.Compare(a.name, b.name) })
+		return cc
+	}
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() || c.Name() == "help" {
+			continue
+		}
+		if !c.HasAvailableSubCommands() {
+			table = append(table, learn(c, c.Name()))
+			continue
+		}
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				table = append(table, learn(sub, c.Name(), sub.Name()))
+			}
+		}
+	}
+	return table
 }

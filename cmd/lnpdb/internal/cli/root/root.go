@@ -20,6 +20,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/build"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/compact"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/completion"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/gen"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/healthcheck"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/inspect"
@@ -95,7 +96,7 @@ flag, a missing or bad value).`,
 		apply.NewCmdApply(e),
 		build.NewCmdBuild(e),
 		compact.NewCmdCompact(e),
-		newCmdCompletion(e),
+		completion.NewCmdCompletion(e),
 		gen.NewCmdGen(e),
 		healthcheck.NewCmdHealthcheck(e),
 		inspect.NewCmdInspect(e),
@@ -116,12 +117,27 @@ flag, a missing or bad value).`,
 }
 
 // annotate ends the usage of every flag of c and the commands under it
-// with the environment variables it reads, so that --help lists them.
+// with the environment variables it reads, so that --help lists them,
+// and says what completes the flag's value.
 func annotate(c *cobra.Command) {
 	// --help defined now rather than as the command runs: a command line
 	// is then read alike wherever it stands (key --help new).
 	c.InitDefaultHelpFlag()
 	config.Annotate(c.Flags())
+	// What the completion scripts offer for a flag's value: files for a
+	// file's, directories for a directory's, nothing for any other.
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		kind, _ := pflag.UnquoteUsage(f)
+		switch {
+		case f.NoOptDefVal != "": // a bool: no value
+		case kind == "directory":
+			_ = c.MarkFlagDirname(f.Name)
+		case kind == "file" || strings.HasSuffix(f.Name, "-file"):
+			_ = c.MarkFlagFilename(f.Name)
+		default:
+			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
+		}
+	})
 	for _, sub := range c.Commands() {
 		annotate(sub)
 	}
