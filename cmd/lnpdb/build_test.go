@@ -97,7 +97,7 @@ func TestHelp(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Empty(t, stderr, "help asked for goes to stdout")
 	last := ""
-	for _, c := range root.Commands {
+	for _, c := range root.Commands() {
 		assert.Greater(t, c.Name, last, "commands by name, each once")
 		last = c.Name
 		assert.Contains(t, errs, "  "+c.Name+" ")

@@ -20,7 +20,7 @@ import (
 // what --help and a bad flag are tried on.
 func everyCommandLine() [][]string {
 	var lines [][]string
-	for _, c := range root.Commands {
+	for _, c := range root.Commands() {
 		if c.Subs == nil {
 			lines = append(lines, []string{c.Name})
 			continue
@@ -159,7 +159,7 @@ func TestCompletion(t *testing.T) {
 		assert.NoError(t, err, "%s %v: %s", sh, syntax, out)
 	}
 
-	for _, c := range root.Commands {
+	for _, c := range root.Commands() {
 		_, out, _ := runCmd(t, "__complete", c.Name[:2])
 		assert.Contains(t, out, c.Name+"\t", "command %s", c.Name)
 		for _, s := range c.Subs {

@@ -27,6 +27,7 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/journal"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/key"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/lookup"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/man"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/price"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/pull"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/serve"
@@ -103,7 +104,7 @@ flag, a missing or bad value).`,
 		journal.NewCmdJournal(e),
 		key.NewCmdKey(e),
 		lookup.NewCmdLookup(e),
-		newCmdMan(e),
+		man.NewCmdMan(e),
 		price.NewCmdPrice(e),
 		pull.NewCmdPull(e),
 		serve.NewCmdServe(e),
@@ -200,21 +201,16 @@ func doubleDash(root *cobra.Command, args []string) []string {
 	return out
 }
 
-// Command is a command of lnpdb as the completion scripts and the manual
-// page list it.
+// Command is a command of lnpdb as its help lists it.
 type Command struct {
 	Name, Summary string
 	Subs          []string // its subcommands; nil when it has none
 }
 
-// Commands are lnpdb's commands, by name.
-var Commands []Command
-
-func init() { Commands = commandsOf(NewCmdRoot(&cliutil.Env{Stdout: io.Discard, Stderr: io.Discard})) }
-
-func commandsOf(root *cobra.Command) []Command {
+// Commands returns lnpdb's commands (not help), by name.
+func Commands() []Command {
 	var cs []Command
-	for _, c := range root.Commands() {
+	for _, c := range NewCmdRoot(&cliutil.Env{Stdout: io.Discard, Stderr: io.Discard}).Commands() {
 		if !c.IsAvailableCommand() || c.Name() == "help" {
 			continue
 		}

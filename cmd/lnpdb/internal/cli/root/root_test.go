@@ -22,7 +22,7 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // TestGroupHelp: --help of a command that only holds subcommands (journal,
 // key, account…) exits 0 and lists them on stdout, wherever it stands.
 func TestGroupHelp(t *testing.T) {
-	for _, c := range Commands {
+	for _, c := range Commands() {
 		if c.Subs == nil {
 			continue
 		}
