@@ -48,15 +48,11 @@ func newCmdSub(e *cliutil.Env, sub, short string) *cobra.Command {
 
 func runAccount(ctx context.Context, opts *options, args []string) error {
 	e, sub, sf := opts.e, opts.sub, opts.sf
-	s, err := sf.Open(ctx, args, sub != "create" && sub != "list")
+	ctx, s, adm, err := sf.OpenAdmin(ctx, args, sub != "create" && sub != "list")
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ctx, adm, err := cliutil.Admin(ctx, s)
-	if err != nil {
-		return err
-	}
 	switch sub {
 	case "create":
 		a, err := adm.CreateAccount(ctx, opts.name)

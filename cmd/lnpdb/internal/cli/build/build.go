@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format/build"

@@ -47,6 +47,22 @@ func (sf *StoreFlags) Open(ctx context.Context, args []string, needAccount bool)
 	return billing.OpenIn(ctx, sf.DSN, sf.Schema)
 }
 
+// OpenAdmin opens the store (Open) and returns, with it, the operator's
+// operations on it and ctx carrying this command's actor (Admin). The
+// caller closes the store.
+func (sf *StoreFlags) OpenAdmin(ctx context.Context, args []string, needAccount bool) (context.Context, billing.Store, *billing.Admin, error) {
+	s, err := sf.Open(ctx, args, needAccount)
+	if err != nil {
+		return ctx, nil, nil, err
+	}
+	ctx, adm, err := Admin(ctx, s)
+	if err != nil {
+		s.Close()
+		return ctx, nil, nil, err
+	}
+	return ctx, s, adm, nil
+}
+
 // Admin returns the operator's operations on s (the admin API's and the
 // console's, package billing), and ctx carrying this command's actor, so
 // that the changes they make are audited as the OS user's on this host,

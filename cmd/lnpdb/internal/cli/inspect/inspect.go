@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
-	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/spf13/cobra"

@@ -22,15 +22,11 @@ func runStoreKey(ctx context.Context, opts *options, args []string) error {
 	case sub == "revoke" && opts.keyID == "":
 		return fmt.Errorf("%w: --key ID is required", cliutil.ErrUsage)
 	}
-	s, err := sf.Open(ctx, args, true)
+	ctx, s, adm, err := sf.OpenAdmin(ctx, args, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ctx, adm, err := cliutil.Admin(ctx, s)
-	if err != nil {
-		return err
-	}
 	switch sub {
 	case "new":
 		k, key, err := adm.NewKey(ctx, sf.Account, opts.label, opts.rpm)

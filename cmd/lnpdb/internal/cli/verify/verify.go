@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	_ "time/tzdata" // rate centers name IANA zones; do not depend on the host's zoneinfo
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/format"

@@ -48,15 +48,11 @@ func runCredit(ctx context.Context, opts *options, args []string) error {
 	if strings.TrimSpace(opts.ref) == "" {
 		return fmt.Errorf("%w: --ref is required (a top-up is credited once per reference)", cliutil.ErrUsage)
 	}
-	s, err := sf.Open(ctx, args, true)
+	ctx, s, adm, err := sf.OpenAdmin(ctx, args, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ctx, adm, err := cliutil.Admin(ctx, s)
-	if err != nil {
-		return err
-	}
 	c, err := adm.Credit(ctx, sf.Account, amount, opts.ref)
 	if err != nil {
 		return err
