@@ -19,9 +19,9 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
-	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/platform/config"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 )
 
@@ -43,24 +43,10 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	clearSettings()
+	clitest.ClearSettings()
 	code := testpg.Main(m)
 	stopBrowser()
 	os.Exit(code)
-}
-
-// clearSettings unsets the LNPDB_* variables that set flags
-// (platform/config), so that an operator's settings in the shell that runs
-// the tests (LNPDB_ADDR, LNPDB_KEYS, …) do not change what the tests run;
-// the LNPDB_TEST_* variables, which set no flag, stay. The processes the
-// tests start inherit the cleared environment.
-func clearSettings() {
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, config.Prefix) && !strings.HasPrefix(name, config.Prefix+"TEST_") {
-			os.Unsetenv(name)
-		}
-	}
 }
 
 func mustRun(t *testing.T, args ...string) string {

@@ -1,26 +1,18 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // runCmd runs the binary's commands in-process.
-func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
+var runCmd = clitest.Run
 
 func TestBuildInspectVerify(t *testing.T) {
 	dir := t.TempDir()
@@ -118,15 +110,10 @@ type refusal struct {
 	want string
 }
 
-// assertRefused runs each case's args after prefix and checks its exit
-// status and stderr, and that it printed nothing on stdout.
+// assertRefused is clitest.AssertRefused for the cases written as refusals.
 func assertRefused(t *testing.T, prefix []string, cases []refusal) {
 	t.Helper()
 	for _, c := range cases {
-		args := append(slices.Clip(prefix), c.args...)
-		code, out, errs := runCmd(t, args...)
-		assert.Equal(t, c.code, code, "%v: %s", args, errs)
-		assert.Contains(t, errs, c.want, "%v", args)
-		assert.Empty(t, out, "%v: printed on a refusal", args)
+		clitest.AssertRefused(t, prefix, []clitest.Refusal{{Args: c.args, Code: c.code, Want: c.want}})
 	}
 }

@@ -1,28 +1,21 @@
-package root
+package root_test
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// runCmd runs the binary's commands in-process.
-func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
+var runCmd = clitest.Run
 
 // TestGroupHelp: --help of a command that only holds subcommands (journal,
 // key, account…) exits 0 and lists them on stdout, wherever it stands.
 func TestGroupHelp(t *testing.T) {
-	for _, c := range Commands() {
+	for _, c := range root.Commands() {
 		if c.Subs == nil {
 			continue
 		}
@@ -83,9 +76,15 @@ func TestSingleDashFlagsStillParse(t *testing.T) {
 		assert.Equal(t, 0, code, errs)
 		assert.Equal(t, version, out, "%s prints what lnpdb version does", v)
 	}
-	assert.Equal(t, []string{"lookup", "--type", "-db", "--db", "t", "--enhanced", "-x"},
-		doubleDash(NewCmdRoot(&cliutil.Env{}), []string{"lookup", "--type", "-db", "-db", "t", "-enhanced", "-x"}),
-		"a flag's value is left alone, and what is no flag's name")
+	code, _, errs = runCmd(t, "lookup", "--type", "-db", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `unknown --type "-db"`, "a flag's value is left alone")
+	code, _, errs = runCmd(t, "lookup", "-enhanced", "-type", "cnam", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "--enhanced and --messaging apply to --type lrn only")
+	code, _, errs = runCmd(t, "lookup", "-x", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "unknown shorthand flag: 'x' in -x", "what is no flag's name is left alone")
 }
 
 // TestUsageErrorIsOneLine: a usage error is one line naming the command,

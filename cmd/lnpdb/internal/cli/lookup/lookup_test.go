@@ -1,4 +1,4 @@
-package main
+package lookup_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lnpdb/lnpdb"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
 	"github.com/lnpdb/lnpdb/internal/testutil/golden"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
@@ -18,7 +19,7 @@ import (
 func TestLookupPrintsTheGoldenBodies(t *testing.T) {
 	table := testdb.Build(t, lnpdb.Sample())
 	for _, typ := range []string{"lrn", "cnam", "messaging", "trust"} {
-		cases := golden.Read(t, "../..", typ+".json")
+		cases := golden.Read(t, "../../../../..", typ+".json")
 
 		// One run per set of flags, with all of its numbers.
 		type flags struct{ enhanced, messaging bool }
@@ -53,7 +54,7 @@ func TestLookupPrintsTheGoldenBodies(t *testing.T) {
 					wantCode = 1
 				}
 			}
-			code, out, errs := runCmd(t, args...)
+			code, out, errs := clitest.Run(t, args...)
 			assert.Equal(t, want.String(), out, "%v", args)
 			assert.Equal(t, wantCode, code, "%v: %s", args, errs)
 			if wantCode != 0 {
@@ -64,7 +65,7 @@ func TestLookupPrintsTheGoldenBodies(t *testing.T) {
 }
 
 func TestLookupBuildsTheSampleWithoutDB(t *testing.T) {
-	code, out, errs := runCmd(t, "lookup", "+1 202 555 0199")
+	code, out, errs := clitest.Run(t, "lookup", "+1 202 555 0199")
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, `{"lrn":"12025550199","phone_number":"12025550199"}`+"\n", out)
 }
@@ -76,12 +77,12 @@ func TestLookupUsage(t *testing.T) {
 		{"lookup", "--type", "cnam", "--enhanced", "12025550123"},
 		{"lookup", "--now", "yesterday", "12025550123"},
 	} {
-		code, out, errs := runCmd(t, args...)
+		code, out, errs := clitest.Run(t, args...)
 		assert.Equal(t, 2, code, "%v", args)
 		assert.Empty(t, out, "%v", args)
 		assert.NotEmpty(t, errs, "%v", args)
 	}
-	code, _, errs := runCmd(t, "lookup", "--db", filepath.Join(t.TempDir(), "missing.lnpdb"), "12025550123")
+	code, _, errs := clitest.Run(t, "lookup", "--db", filepath.Join(t.TempDir(), "missing.lnpdb"), "12025550123")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "missing.lnpdb")
 }

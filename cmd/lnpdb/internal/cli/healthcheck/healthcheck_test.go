@@ -1,4 +1,4 @@
-package main
+package healthcheck_test
 
 import (
 	"net"
@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ func TestHealthcheck(t *testing.T) {
 	url := srv.URL + "/api/v1/status"
 
 	code, body = http.StatusOK, `{"status":"ok","table":{"version":3}}`
-	got, out, errs := runCmd(t, "healthcheck", url)
+	got, out, errs := clitest.Run(t, "healthcheck", url)
 	require.Equal(t, 0, got, errs)
 	assert.Equal(t, url+": ok\n", out)
 
@@ -39,17 +40,17 @@ func TestHealthcheck(t *testing.T) {
 		{http.StatusOK, `not json`, `status "", want "ok"`},
 	} {
 		code, body = c.code, c.body
-		got, _, errs := runCmd(t, "healthcheck", url)
+		got, _, errs := clitest.Run(t, "healthcheck", url)
 		assert.Equal(t, 1, got)
 		assert.Contains(t, errs, c.want)
 	}
 
 	srv.Close()
-	got, _, errs = runCmd(t, "healthcheck", "--timeout", "2s", url)
+	got, _, errs = clitest.Run(t, "healthcheck", "--timeout", "2s", url)
 	assert.Equal(t, 1, got)
 	assert.Contains(t, errs, "connection refused")
 
-	got, _, _ = runCmd(t, "healthcheck", url, url)
+	got, _, _ = clitest.Run(t, "healthcheck", url, url)
 	assert.Equal(t, 2, got)
 }
 
@@ -63,7 +64,7 @@ func TestHealthcheckFollowsAddr(t *testing.T) {
 	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	require.NoError(t, err)
 	t.Setenv("LNPDB_ADDR", "0.0.0.0:"+port)
-	got, out, errs := runCmd(t, "healthcheck")
+	got, out, errs := clitest.Run(t, "healthcheck")
 	require.Equal(t, 0, got, errs)
 	assert.Equal(t, "http://127.0.0.1:"+port+"/api/v1/status: ok\n", out)
 

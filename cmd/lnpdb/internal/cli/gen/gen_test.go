@@ -1,17 +1,18 @@
-package main
+package gen_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/clitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestGen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "src")
-	code, out, errs := runCmd(t, "gen", "--seed", "3", "--ported", "2000", "--codes", "60", "--carriers", "20",
+	code, out, errs := clitest.Run(t, "gen", "--seed", "3", "--ported", "2000", "--codes", "60", "--carriers", "20",
 		"--messaging-share", "0.5", "--cnam", "0.1", "--trust", "0", dir)
 	require.Equal(t, 0, code, errs)
 	assert.Empty(t, errs, "no progress output when stderr is not a terminal")
@@ -31,7 +32,7 @@ func TestGen(t *testing.T) {
 	// lookup's bool, is not read by gen.
 	t.Setenv("LNPDB_MESSAGING", "true")
 	again := filepath.Join(t.TempDir(), "src")
-	code, _, errs = runCmd(t, "gen", "-seed=3", "-ported=2000", "-codes=60", "-carriers=20", "-messaging=0.5", "-cnam=0.1", "-trust=0", again)
+	code, _, errs = clitest.Run(t, "gen", "-seed=3", "-ported=2000", "-codes=60", "-carriers=20", "-messaging=0.5", "-cnam=0.1", "-trust=0", again)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, errs, "--messaging is deprecated and will be removed: use --messaging-share")
 	for _, f := range []string{"ported.csv", "blocks.csv", "messaging.csv"} {
@@ -60,7 +61,7 @@ func TestGenUsage(t *testing.T) {
 		{"too many for the codes", []string{"gen", "--codes", "1", "--ported", "20000", dir}, 1, "raise --codes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errs := runCmd(t, tc.args...)
+			code, _, errs := clitest.Run(t, tc.args...)
 			assert.Equal(t, tc.code, code, errs)
 			assert.Contains(t, errs, tc.msg)
 		})
