@@ -59,12 +59,20 @@ func TestServeWebUI(t *testing.T) {
 		require.NoError(t, err)
 		return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	res, _, err := testweb.SignIn(browser(), base, webui.AccountSignIn, key)
+	customer := browser()
+	res, _, err := testweb.SignIn(customer, base, webui.AccountSignIn, key)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, webui.AccountHome, res.Header.Get("Location"))
 	require.Len(t, res.Cookies(), 1, "the session's")
 	assert.True(t, res.Cookies()[0].HttpOnly)
+	// The accounts serve lookup jobs: the account area has their page.
+	res, err = customer.Get(base + "/account/jobs")
+	require.NoError(t, err)
+	jobsPage, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode, "%s", jobsPage)
+	assert.Contains(t, string(jobsPage), `type="file"`, "the upload form")
 	code, body, _ = page(base, "/api/v1/status")
 	assert.Equal(t, http.StatusOK, code, "the API is served beside it: %s", body)
 	require.Equal(t, 0, s.stop(t))

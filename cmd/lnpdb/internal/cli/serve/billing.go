@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/billing"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/httpapi"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/jobsapi"
 )
 
 // billed joins the accounts store and its engine to the HTTP API: it is
@@ -24,6 +25,7 @@ type billed struct {
 	store        billing.Store
 	engine       *billing.Engine
 	storeTimeout time.Duration // of an admin request's store calls
+	jobs         *jobsapi.API  // the lookup jobs API, for the account pages; nil without jobs
 
 	mu   sync.RWMutex
 	keys map[[32]byte]auth.Key // built once per key: nothing per request

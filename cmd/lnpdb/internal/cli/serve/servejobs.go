@@ -64,6 +64,7 @@ func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, reg prometheus.Register
 		return nil, err
 	}
 	cfg.Keyed = api.Routes()
+	b.jobs = api
 	return func(h *httpapi.Handler) {
 		w, _ = jobs.New(jobs.Config{Store: store, Answer: h.AnswerJob, Retention: j.retention, Logger: log,
 			Stopped: func(billing.Job) { d.Notify() }})

@@ -50,6 +50,7 @@ func (s *serveRun) withWebUI(h http.Handler) (http.Handler, error) {
 					s.log.Error("reloading keys after a change on the account pages", "error", err)
 				}
 			},
+			Jobs:         b.jobs,
 			StoreTimeout: b.storeTimeout, Logger: s.log,
 		})
 		if err != nil {
