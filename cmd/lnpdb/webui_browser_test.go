@@ -26,12 +26,10 @@ import (
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/cliutil"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/cli/root"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/frontend/webui"
+	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testchromium"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/testutil/testpg"
 	"github.com/lnpdb/lnpdb/internal/testutil/testdb"
 )
-
-// chromiumPath is Debian's chromium, which the browser tests drive.
-const chromiumPath = "/usr/bin/chromium"
 
 // screenshotsEnv names a directory to write the account pages'
 // screenshots to (docs/images when they are refreshed); unset, none are
@@ -67,38 +65,19 @@ func stopBrowser() {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skip("needs a browser: Debian's chromium package (" + chromiumPath + ")")
-	}
-	chromium.once.Do(func() {
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.WindowSize(1200, 900))
-		if os.Geteuid() == 0 {
-			opts = append(opts, chromedp.NoSandbox) // chromium refuses root with its sandbox
-		}
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(actx)
-		chromium.ctx, chromium.stop = ctx, func() { cancel(); cancelAlloc() }
-		chromium.err = chromedp.Do(ctx)
-	})
+	testchromium.Need(t)
+	chromium.once.Do(func() { chromium.ctx, chromium.stop, chromium.err = testchromium.Start() })
 	require.NoError(t, chromium.err, "starting chromium")
 	// A browser context of its own: the test's cookies are its own.
 	ctx, cancel := chromedp.NewContext(chromium.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	b := &browser{ctx: ctx}
 	require.NoError(t, chromedp.Do(ctx), "opening a tab")
-	console := chromedp.Console(ctx)
-	go func() {
-		for m, err := range console {
-			if err != nil {
-				return
-			}
-			if strings.Contains(m.Text, "Content Security Policy") {
-				b.mu.Lock()
-				b.csp = append(b.csp, m.Text)
-				b.mu.Unlock()
-			}
-		}
-	}()
+	testchromium.WatchCSP(ctx, func(text string) {
+		b.mu.Lock()
+		b.csp = append(b.csp, text)
+		b.mu.Unlock()
+	})
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
 		for _, err := range dialogs {
