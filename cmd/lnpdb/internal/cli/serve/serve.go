@@ -117,7 +117,7 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.BoolVar(&f.accessLog, "access-log", true, "log every request (method, path, status, duration, key id)")
 	fs.StringVar(&f.adminKeysPath, "admin-keys", "", "admin keys `file` (same format as --keys, not the same file; re-read on SIGHUP): enables POST /admin/v1/updates and /admin/v1/compact, and with --accounts the accounts admin API (/admin/v1/accounts…), for these keys only")
 	fs.IntVar(&f.compactAt, "compact-at", 100000, "compact in the background once this many numbers have pending updates (0: never)")
-	fs.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync (what a killed process's leases hold stays out this long)")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "with --accounts: how long credit leased by this process outlives its last sync, and a lookup job's chunk stays claimed by it (what a killed process held stays out this long)")
 	fs.DurationVar(&f.accountsTimeout, "accounts-timeout", billing.DefaultStoreTimeout, "with --accounts: how long a lookup waits for the accounts store when this process's lease of the account's credit is spent; past it the lookup answers 503 STORAGE_UNAVAILABLE, uncharged (must be under the 10s write timeout)")
 	fs.DurationVar(&f.watchEvery, "watch", time.Second, "check the table file for a replacement every `interval` and reload it (0: only on SIGHUP)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate `file` (PEM, chain first); SIGHUP reloads it")
@@ -463,7 +463,7 @@ func (s *serveRun) startFrontEnds(ctx context.Context) error {
 	}
 	startJobs := func(*httpapi.Handler) {}
 	if s.acc != nil {
-		if startJobs, err = f.jobs.wire(&cfg, s.acc, s.reg, s.log, s.onClose); err != nil {
+		if startJobs, err = f.jobs.wire(&cfg, s.acc, f.leaseTTL, s.reg, s.log, s.onClose); err != nil {
 			return err
 		}
 	}

@@ -36,8 +36,11 @@ func addJobsFlags(fs *pflag.FlagSet) *jobsFlags {
 
 // wire adds the lookup jobs API to cfg, for the accounts of b, and returns
 // what starts this process's worker and webhook deliverer once the
-// handler is made; they run until onClose's function is called.
-func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, reg prometheus.Registerer, log *slog.Logger, onClose func(func())) (func(*httpapi.Handler), error) {
+// handler is made; they run until onClose's function is called. The
+// worker claims a chunk for lease (serve's --lease-ttl): what a killed
+// process held is answered by another once it lapses, as its credit is
+// returned.
+func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, lease time.Duration, reg prometheus.Registerer, log *slog.Logger, onClose func(func())) (func(*httpapi.Handler), error) {
 	store, ok := b.store.(billing.Jobs)
 	if !ok {
 		return func(*httpapi.Handler) {}, nil
@@ -66,7 +69,7 @@ func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, reg prometheus.Register
 	cfg.Keyed = api.Routes()
 	b.jobs = api
 	return func(h *httpapi.Handler) {
-		w, _ = jobs.New(jobs.Config{Store: store, Answer: h.AnswerJob, Retention: j.retention, Logger: log,
+		w, _ = jobs.New(jobs.Config{Store: store, Answer: h.AnswerJob, Lease: lease, Retention: j.retention, Logger: log,
 			Stopped: func(billing.Job) { d.Notify() }})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
