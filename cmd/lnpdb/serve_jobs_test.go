@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +73,8 @@ func isAnswer(t *testing.T, line string) bool {
 }
 
 // hookReceiver is a webhook endpoint: it refuses the first delivery with
-// 500 (so that the deliverer retries) and keeps every request.
+// 500 (so that the deliverer retries), unless acceptFirst, and keeps
+// every request.
 type hookReceiver struct {
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -86,14 +88,14 @@ type hookRequest struct {
 	at     time.Time
 }
 
-func newHookReceiver(t *testing.T) *hookReceiver {
+func newHookReceiver(t *testing.T, acceptFirst bool) *hookReceiver {
 	r := &hookReceiver{ok: make(chan hookRequest, 1)}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		hr := hookRequest{header: req.Header.Clone(), body: b, at: time.Now()}
 		r.mu.Lock()
 		r.got = append(r.got, hr)
-		first := len(r.got) == 1
+		first := len(r.got) == 1 && !acceptFirst
 		r.mu.Unlock()
 		if first {
 			w.WriteHeader(http.StatusInternalServerError)
@@ -312,7 +314,7 @@ func TestServeJobsTwoNodesOneKilled(t *testing.T) {
 	c := jobClient{base: p2.base, key: key}
 	single := singleBodies(t, p2.base, refKey, distinct)
 	secret := c.secret(t)
-	hook := newHookReceiver(t)
+	hook := newHookReceiver(t, false)
 
 	conn, err := pgx.Connect(ctx, dsn)
 	require.NoError(t, err)
@@ -347,13 +349,12 @@ func TestServeJobsTwoNodesOneKilled(t *testing.T) {
 	atKill := c.status(t, jobID)
 	t.Logf("killed p1 at %d/%d done, the nodes holding chunks %v", atKill.Done, n, held)
 
-	hr := hook.await(t, 2*time.Minute)
+	hook.await(t, 2*time.Minute)
 	elapsed := time.Since(start)
 	job := c.until(t, jobID, time.Minute, func(j billing.JobView) bool { return j.Status != billing.JobRunning })
 	require.Equal(t, billing.JobSucceeded, job.Status)
 	assert.Equal(t, int64(n), job.Done)
 	t.Logf("%d numbers, submit → webhook %v (a retry included)", n, elapsed)
-	_ = hr
 
 	paid := checkResults(t, c.results(t, jobID), numbers, single)
 	u := c.usage(t)
@@ -417,5 +418,110 @@ func TestServeJobsWalletRunsOut(t *testing.T) {
 	k = lrnUsage(t, c.usage(t))
 	wantUsage(t, k, paid)
 	assert.Equal(t, k.Amount.String(), job.Charged)
+	p.stop(t)
+}
+
+// TestServeJobsMeasure (LNPDB_TEST_JOBS_MEASURE=1) measures, on one
+// server with a bbolt accounts file: a 1,000,000-number LRN job from
+// submit to its webhook, and the single-number REST endpoint's latency
+// from 2 clients in phases without and with a job running, interleaved.
+// It reports; it asserts only that the jobs succeed.
+func TestServeJobsMeasure(t *testing.T) {
+	if os.Getenv("LNPDB_TEST_JOBS_MEASURE") == "" {
+		t.Skip("set LNPDB_TEST_JOBS_MEASURE=1 to measure lookup jobs")
+	}
+	const n, rounds, idle = 1_000_000, 3, 3 * time.Second
+	numbers, _ := jobNumbers(t, n)
+	dsn := "bolt://" + filepath.Join(t.TempDir(), "accounts.db")
+	id := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Lists"))
+	key := strings.TrimSpace(mustRun(t, "key", "new", "--accounts", dsn, "--account", id, "--rpm", "100000000"))
+	mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", id, "--amount", "10000", "--ref", "INV-1")
+	restID := strings.TrimSpace(mustRun(t, "account", "create", "--accounts", dsn, "--name", "Interactive"))
+	restKey := strings.TrimSpace(mustRun(t, "key", "new", "--accounts", dsn, "--account", restID, "--rpm", "100000000"))
+	mustRun(t, "wallet", "credit", "--accounts", dsn, "--account", restID, "--amount", "10000", "--ref", "INV-2")
+	p := startServeProcess(t, "--db", testdb.Build(t, lnpdb.Sample()), "--accounts", dsn, "--webhooks-allow-private")
+	c := jobClient{base: p.base, key: key}
+	c.secret(t)
+	body, err := json.Marshal(map[string]any{"phone_numbers": numbers})
+	require.NoError(t, err)
+
+	// Two clients post single lookups throughout; each latency goes to
+	// the phase it started in.
+	var mu sync.Mutex
+	phase := "idle"
+	lat := map[string][]time.Duration{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				ph := phase
+				mu.Unlock()
+				req, _ := http.NewRequest("POST", p.base+"/api/v1/lrn", strings.NewReader(`{"phone_number":"12025550123"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+restKey)
+				t0 := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				d := time.Since(t0)
+				if res.StatusCode != http.StatusOK {
+					t.Errorf("single lookup: %d", res.StatusCode)
+					return
+				}
+				mu.Lock()
+				lat[ph] = append(lat[ph], d)
+				mu.Unlock()
+			}
+		})
+	}
+	setPhase := func(ph string) { mu.Lock(); phase = ph; mu.Unlock() }
+	load := func() string { b, _ := os.ReadFile("/proc/loadavg"); return strings.TrimSpace(string(b)) }
+	t.Logf("load average at start: %s", load())
+	for r := range rounds {
+		setPhase("idle")
+		time.Sleep(idle) // a phase's length, not a synchronisation
+		hook := newHookReceiver(t, true)
+		setPhase("job")
+		b, _ := json.Marshal(map[string]any{"webhook_url": hook.srv.URL + "/hook"})
+		full := append(body[:len(body)-1:len(body)-1], ',')
+		full = append(full, b[1:]...)
+		start := time.Now()
+		code, out := call(t, "POST", p.base+"/api/v1/jobs", key, string(full))
+		require.Equal(t, http.StatusAccepted, code, out)
+		hr := hook.await(t, 5*time.Minute)
+		took := time.Since(start)
+		var ev struct {
+			Data billing.JobView `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(hr.body, &ev))
+		require.Equal(t, billing.JobSucceeded, ev.Data.Status)
+		t.Logf("round %d: %d-number LRN job, submit → webhook %v (%.2fM numbers/s)", r+1, n, took.Round(time.Millisecond), float64(n)/took.Seconds()/1e6)
+	}
+	setPhase("idle")
+	time.Sleep(idle)
+	close(stop)
+	wg.Wait()
+	t.Logf("load average at end: %s", load())
+	for _, ph := range []string{"idle", "job"} {
+		d := lat[ph]
+		slices.Sort(d)
+		if len(d) == 0 {
+			continue
+		}
+		q := func(f float64) time.Duration { return d[min(len(d)-1, int(f*float64(len(d))))] }
+		t.Logf("single LRN lookups, 2 clients, %s phases: %d requests, p50 %v, p99 %v, max %v", ph, len(d), q(0.5), q(0.99), d[len(d)-1])
+	}
 	p.stop(t)
 }
