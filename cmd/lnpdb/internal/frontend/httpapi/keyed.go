@@ -10,10 +10,6 @@ import (
 
 	"github.com/lnpdb/lnpdb"
 	"github.com/lnpdb/lnpdb/cmd/lnpdb/internal/access/auth"
-	"github.com/lnpdb/lnpdb/cnam"
-	"github.com/lnpdb/lnpdb/lrn"
-	"github.com/lnpdb/lnpdb/messaging"
-	"github.com/lnpdb/lnpdb/trust"
 )
 
 // KeyedHandler serves a route of another package (the lookup jobs' API)
@@ -81,16 +77,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, 
 // ErrNoTable is AnswerJob's failure when no table is loaded.
 var ErrNoTable = errors.New("httpapi: no routing table is loaded")
 
-// The lookup kinds of AnswerJob.
-var jobLookups = map[string]bool{kindLRN: true, kindCNAM: true, kindMessaging: true, kindTrust: true}
-
 // AnswerJob answers numbers as the single-number REST endpoint of kind
 // (lrn, cnam, messaging or trust; enhanced and msg are the LRN options)
 // would, each answer on its own: lines[i] is the body that endpoint
 // answers for numbers[i] (a success body, or the error body of an
 // invalid or unknown number), without the final new line, and
 // answered[i] says it is a success, which is charged. The lines share
-// one buffer. LRN numbers are looked up in batches (lrn.LookupMany).
+// one buffer. The bodies are [AppendAnswers]'s, counted in the metrics
+// and logged as the endpoint's are.
 func (h *Handler) AnswerJob(ctx context.Context, kind string, enhanced, msg bool, numbers []string) (lines [][]byte, answered []bool, err error) {
 	if !jobLookups[kind] {
 		return nil, nil, errors.New("httpapi: unknown lookup kind " + kind)
@@ -101,49 +95,12 @@ func (h *Handler) AnswerJob(ctx context.Context, kind string, enhanced, msg bool
 	}
 	ends := make([]int, len(numbers))
 	answered = make([]bool, len(numbers))
-	buf := make([]byte, 0, 160*len(numbers))
-	j := jsonBufs.Get().(*jsonBuf)
-	defer jsonBufs.Put(j)
 	closed := false
-	add := func(i int, err error, ok func([]byte) []byte) {
-		closed = closed || errors.Is(err, lnpdb.ErrClosed)
-		if e := h.lookupError(ctx, kind, err); e != nil {
-			buf = appendErrorBody(buf, e)
-		} else {
-			buf = ok(buf)
-			answered[i] = true
-		}
-		ends[i] = len(buf)
-	}
-	encode := func(v any) func([]byte) []byte {
-		return func(b []byte) []byte {
-			j.b.Reset()
-			_ = j.enc.Encode(v) // plain structs: never fails
-			return append(b, strings.TrimSuffix(j.b.String(), "\n")...)
-		}
-	}
-	switch kind {
-	case kindLRN:
-		answers := lrn.LookupMany(db, numbers, lrn.Options{Enhanced: enhanced, Messaging: msg}, nil)
-		for i := range answers {
-			add(i, answers[i].Err, func(b []byte) []byte { return appendLRN(b, &answers[i].Result) })
-		}
-	case kindCNAM:
-		var res cnam.Result
-		for i, n := range numbers {
-			add(i, cnam.LookupInto(db, n, cnam.Options{}, &res), encode(&res))
-		}
-	case kindMessaging:
-		var res messaging.Result
-		for i, n := range numbers {
-			add(i, messaging.LookupInto(db, n, messaging.Options{}, &res), encode(&res))
-		}
-	case kindTrust:
-		var res trust.Result
-		for i, n := range numbers {
-			add(i, trust.LookupInto(db, n, trust.Options{Now: h.now()}, &res), encode(&res))
-		}
-	}
+	buf := appendAnswers(make([]byte, 0, 160*len(numbers)), db, AnswerOptions{kind, enhanced, msg, h.now()}, numbers, ends, answered,
+		func(_ int, err error) *apiError {
+			closed = closed || errors.Is(err, lnpdb.ErrClosed)
+			return h.lookupError(ctx, kind, err)
+		})
 	if closed {
 		return nil, nil, ErrNoTable // swapped while answering: answer again
 	}

@@ -144,33 +144,43 @@ var errAccounts = errors.New("httpapi: accounts unavailable")
 // lookupError counts a lookup's outcome and maps its error to the answer
 // (nil for success). An error that no client input explains is logged.
 func (h *Handler) lookupError(ctx context.Context, kind string, err error) *apiError {
-	var e *apiError
-	result := "ok"
-	switch {
-	case err == nil:
-	case errors.Is(err, lnpdb.ErrInvalidNumber):
-		e, result = invalidNumber(err), "invalid_number"
-	case errors.Is(err, lnpdb.ErrNotFound):
-		e, result = errNumberNotFound, "not_found"
-	case errors.Is(err, ErrInsufficientBalance):
-		e, result = errInsufficientBalance, "insufficient_balance"
-		var d interface{ Details() string }
-		if errors.As(err, &d) {
-			e = &apiError{e.status, errorBody{e.body.Error, e.body.Code, d.Details()}}
-		}
-	case errors.Is(err, lnpdb.ErrClosed):
-		e, result = errUnavailable, "unavailable"
-	case errors.Is(err, errAccounts):
-		e, result = errAccountsStore, "accounts_unavailable"
-	default:
+	e, result := errorOf(err)
+	if result == resultError {
 		h.log.LogAttrs(ctx, slog.LevelError, "lookup failed",
 			slog.String("lookup", kind), slog.String("error", err.Error()))
-		e, result = errInternal, "error"
 	}
 	if h.metrics != nil {
 		h.metrics.lookup(kind, result)
 	}
 	return e
+}
+
+// resultError is errorOf's result of an error no client input explains.
+const resultError = "error"
+
+// errorOf maps a lookup's error to the answer (nil for success) and the
+// outcome the metrics count.
+func errorOf(err error) (*apiError, string) {
+	switch {
+	case err == nil:
+		return nil, "ok"
+	case errors.Is(err, lnpdb.ErrInvalidNumber):
+		return invalidNumber(err), "invalid_number"
+	case errors.Is(err, lnpdb.ErrNotFound):
+		return errNumberNotFound, "not_found"
+	case errors.Is(err, ErrInsufficientBalance):
+		e := errInsufficientBalance
+		var d interface{ Details() string }
+		if errors.As(err, &d) {
+			e = &apiError{e.status, errorBody{e.body.Error, e.body.Code, d.Details()}}
+		}
+		return e, "insufficient_balance"
+	case errors.Is(err, lnpdb.ErrClosed):
+		return errUnavailable, "unavailable"
+	case errors.Is(err, errAccounts):
+		return errAccountsStore, "accounts_unavailable"
+	}
+	return errInternal, resultError
 }
 
 // usage serves GET /api/v1/usage: the caller's account's usage.
