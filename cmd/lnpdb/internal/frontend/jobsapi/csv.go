@@ -51,23 +51,26 @@ func columns(kind string) []string {
 	return out
 }
 
-// csvWriter writes results as CSV rows.
-type csvWriter struct {
+// ResultsCSV writes a kind's results as CSV rows, after the header: the
+// jobs' text/csv results and lnpdb lookup's CSV output.
+type ResultsCSV struct {
 	w    *csv.Writer
 	cols []string
 	row  []string
 }
 
-func newCSVWriter(w *csv.Writer, kind string) *csvWriter {
-	c := &csvWriter{w: w, cols: columns(kind)}
+// NewResultsCSV writes the header of kind's results to w and returns
+// their writer.
+func NewResultsCSV(w *csv.Writer, kind string) *ResultsCSV {
+	c := &ResultsCSV{w: w, cols: columns(kind)}
 	head := append(append([]string{"input"}, c.cols...), "error", "code", "details")
 	c.row = make([]string, len(head))
 	_ = w.Write(head)
 	return c
 }
 
-// write writes the row of one input and its NDJSON answer line.
-func (c *csvWriter) write(input string, line []byte) error {
+// Write writes the row of one input and its NDJSON answer line.
+func (c *ResultsCSV) Write(input string, line []byte) error {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()

@@ -351,8 +351,8 @@ func (a *API) WriteResults(w http.ResponseWriter, r *http.Request, j billing.Job
 	var each func(string, []byte) error
 	cw := csv.NewWriter(bw)
 	if asCSV {
-		c := newCSVWriter(cw, j.Kind)
-		each = func(n string, line []byte) error { return c.write(n, line) }
+		c := NewResultsCSV(cw, j.Kind)
+		each = c.Write
 	} else {
 		each = func(_ string, line []byte) error {
 			if _, err := bw.Write(line); err != nil {

@@ -55,39 +55,20 @@ func cell(b []byte) string {
 	return string(b)
 }
 
-// ParseCSV reads a text/csv list: one number a line, or a header row
-// naming a phone_number column and a number in that column of each row.
-// Blank lines are skipped. Every line goes through lineio: a line past
-// its bound, or a cell past maxNumberLen, is a row of its own answered as
-// an invalid number. More than billing.MaxJobNumbers rows is errTooMany.
+// ParseCSV reads a text/csv list with a [ListReader]: one number a line,
+// or a header row naming a phone_number column and a number in that
+// column of each row. More than billing.MaxJobNumbers rows is
+// errTooMany; none at all, a refusal.
 func ParseCSV(r io.Reader) ([]string, error) {
-	lr := lineio.NewReader(r)
-	col := -1 // -1 until the first row is read; then the number's column
+	lr := NewListReader(r)
 	var out []string
 	for {
-		line, err := lr.Next()
+		n, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var tooLong *lineio.TooLongError
-		switch {
-		case errors.As(err, &tooLong):
-			line = nil
-		case err != nil:
+		if err != nil {
 			return nil, err
-		case len(bytes.TrimSpace(line)) == 0:
-			continue
-		}
-		if col < 0 {
-			col = 0
-			if h := headerColumn(line); h >= 0 {
-				col = h
-				continue
-			}
-		}
-		n := ""
-		if line != nil {
-			n = cell(field(line, col))
 		}
 		if len(out) == billing.MaxJobNumbers {
 			return nil, errTooMany
@@ -98,6 +79,58 @@ func ParseCSV(r io.Reader) ([]string, error) {
 		return nil, badUpload("the list holds no numbers")
 	}
 	return out, nil
+}
+
+// ListReader reads a list of numbers, a job's CSV upload or lnpdb
+// lookup's --in: one number a line, or a header row naming a
+// phone_number column and a number in that column of each row. Blank
+// lines are skipped. Every line goes through lineio: a line past its
+// bound, or a cell past maxNumberLen, is a row of its own answered as an
+// invalid number (the number ""), so that a hostile row costs its row and
+// no memory. The counts say what became of the lines read so far.
+type ListReader struct {
+	lr  *lineio.Reader
+	col int // -1 until the first row is read; then the number's column
+	// Blank lines and the Header row (0 or 1) were skipped; TooLong
+	// rows, a line past lineio's bound or a cell past maxNumberLen, were
+	// read as the number "".
+	Blank, Header, TooLong int
+}
+
+// NewListReader returns a ListReader of r.
+func NewListReader(r io.Reader) *ListReader { return &ListReader{lr: lineio.NewReader(r), col: -1} }
+
+// Next returns the next row's number; io.EOF after the last.
+func (l *ListReader) Next() (string, error) {
+	for {
+		line, err := l.lr.Next()
+		var tooLong *lineio.TooLongError
+		switch {
+		case errors.As(err, &tooLong):
+			line = nil
+		case err != nil:
+			return "", err
+		case len(bytes.TrimSpace(line)) == 0:
+			l.Blank++
+			continue
+		}
+		if l.col < 0 {
+			l.col = 0
+			if h := headerColumn(line); h >= 0 {
+				l.col = h
+				l.Header++
+				continue
+			}
+		}
+		n := ""
+		if line != nil {
+			n = cell(field(line, l.col))
+		}
+		if n == "" && (line == nil || len(bytes.TrimSpace(field(line, l.col))) > maxNumberLen) {
+			l.TooLong++
+		}
+		return n, nil
+	}
 }
 
 // headerColumn returns the column a header row names phone_number, or -1
