@@ -21,6 +21,8 @@ import (
 type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
+	// Stdin is what a command reads for the file "-"; nil is os.Stdin.
+	Stdin io.Reader
 }
 
 // ErrUsage marks an error whose message is a usage complaint: exit status 2.
