@@ -6,6 +6,7 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -21,8 +22,14 @@ import (
 // Run runs lnpdb with args and returns its exit status and what it wrote.
 func Run(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return RunIn(t, strings.NewReader(""), args...)
+}
+
+// RunIn is Run with stdin as the standard input.
+func RunIn(t testing.TB, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb}, args)
+	code = root.Run(context.Background(), &cliutil.Env{Stdout: &out, Stderr: &errb, Stdin: stdin}, args)
 	return code, out.String(), errb.String()
 }
 
