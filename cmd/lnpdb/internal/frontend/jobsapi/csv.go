@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 
@@ -54,15 +55,26 @@ func columns(kind string) []string {
 // ResultsCSV writes a kind's results as CSV rows, after the header: the
 // jobs' text/csv results and lnpdb lookup's CSV output.
 type ResultsCSV struct {
-	w    *csv.Writer
-	cols []string
-	row  []string
+	w     *csv.Writer
+	cols  []string
+	paths [][]string // cols split at their dots
+	row   []string
+	// One decoder reads every line, src reset to each: a decoder a line
+	// was most of a row's cost.
+	src bytes.Reader
+	dec *json.Decoder
+	m   map[string]any
 }
 
 // NewResultsCSV writes the header of kind's results to w and returns
 // their writer.
 func NewResultsCSV(w *csv.Writer, kind string) *ResultsCSV {
-	c := &ResultsCSV{w: w, cols: columns(kind)}
+	c := &ResultsCSV{w: w, cols: columns(kind), m: map[string]any{}}
+	for _, col := range c.cols {
+		c.paths = append(c.paths, strings.Split(col, "."))
+	}
+	c.dec = json.NewDecoder(&c.src)
+	c.dec.UseNumber()
 	head := append(append([]string{"input"}, c.cols...), "error", "code", "details")
 	c.row = make([]string, len(head))
 	_ = w.Write(head)
@@ -71,16 +83,19 @@ func NewResultsCSV(w *csv.Writer, kind string) *ResultsCSV {
 
 // Write writes the row of one input and its NDJSON answer line.
 func (c *ResultsCSV) Write(input string, line []byte) error {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
+	m := c.m
+	clear(m)
+	c.src.Reset(line)
+	if err := c.dec.Decode(&m); err != nil {
 		return err
+	}
+	if c.dec.More() {
+		return errors.New("jobsapi: a results line holds more than one JSON value")
 	}
 	clear(c.row)
 	c.row[0] = input
-	for i, col := range c.cols {
-		c.row[1+i] = value(lookupPath(m, col))
+	for i, path := range c.paths {
+		c.row[1+i] = value(lookupPath(m, path))
 	}
 	n := len(c.cols) + 1
 	if _, ok := m["code"]; ok && len(m) == 3 {
@@ -89,9 +104,9 @@ func (c *ResultsCSV) Write(input string, line []byte) error {
 	return c.w.Write(c.row)
 }
 
-func lookupPath(m map[string]any, path string) any {
+func lookupPath(m map[string]any, path []string) any {
 	var v any = m
-	for _, p := range strings.Split(path, ".") {
+	for _, p := range path {
 		o, ok := v.(map[string]any)
 		if !ok {
 			return nil
