@@ -53,6 +53,11 @@ func (c *Chain) Step(k int) uint64 {
 	return p
 }
 
+// Words is the chain's buffer, for reads that do not follow it (the
+// independent-read bound over the same memory). It stays mapped while c is
+// referenced: keep c alive (runtime.KeepAlive) as long as the reads go on.
+func (c *Chain) Words() []uint64 { return c.next }
+
 // Len is the number of slots.
 func (c *Chain) Len() int { return len(c.next) }
 
