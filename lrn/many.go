@@ -135,16 +135,11 @@ func LookupManyNumbers(db *format.DB, numbers []lnpdb.Number, opt Options, out [
 func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
 	// Canonical inputs, the common case, each at its own position, in a
 	// loop that keeps no more across the call than it must.
+	// Their positions are the identity, copied rather than stored one by
+	// one.
 	chunk = chunk[:min(len(chunk), batchSize)]
-	for m < len(chunk) {
-		n, ok := nanp.ParseCanonical(chunk[m])
-		if !ok {
-			break
-		}
-		j := uint8(m)
-		s.tns[j], s.at[j] = uint64(n), j
-		m++
-	}
+	m = nanp.ParseCanonicalPrefix(chunk, s.tns[:])
+	copy(s.at[:m], identity[:m])
 	dst = dst[:len(chunk)]
 	for k := m; k < len(chunk); k++ {
 		num := chunk[k]
@@ -164,6 +159,15 @@ func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
 	}
 	return m, conv
 }
+
+// identity is each position of a batch at that position: where the
+// numbers of a batch's canonical prefix are in their chunk.
+var identity = func() (at [batchSize]uint8) {
+	for i := range at {
+		at[i] = uint8(i)
+	}
+	return at
+}()
 
 // phone returns number j's canonical form: its input (chunk's), unless
 // it was converted (conv says whether any was).

@@ -57,3 +57,19 @@ func ParseCanonical(s string) (Number, bool) {
 	// The NPA's first two digits, then the eight.
 	return Number(uint64(uint8(pw>>16))*100_000_000 + c), true
 }
+
+// ParseCanonicalPrefix parses ss in order into out, as ParseCanonical
+// each one, up to the first that ParseCanonical refuses, and returns how
+// many it parsed: a batch's parse, in a loop that keeps no more across
+// the calls than it must. out must be at least as long as ss.
+func ParseCanonicalPrefix(ss []string, out []uint64) int {
+	out = out[:len(ss)]
+	for i, s := range ss {
+		n, ok := ParseCanonical(s)
+		if !ok {
+			return i
+		}
+		out[i] = uint64(n)
+	}
+	return len(ss)
+}

@@ -140,5 +140,17 @@ func FuzzParseCanonical(f *testing.F) {
 		if ok != want || ok && fast != slow {
 			t.Fatalf("ParseCanonical(%q) = %v, %v; the general path: %v, canonical %v, %v", s, fast, ok, slow, canonical, err)
 		}
+		// A batch of it twice over, as a batch's parse: both or neither.
+		var out [2]uint64
+		if n := ParseCanonicalPrefix([]string{s, s}, out[:]); n != 2*bits(ok) || ok && (out[0] != uint64(fast) || out[1] != uint64(fast)) {
+			t.Fatalf("ParseCanonicalPrefix(%q twice) = %d, %v; ParseCanonical: %v, %v", s, n, out, fast, ok)
+		}
 	})
+}
+
+func bits(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -314,3 +314,31 @@ func TestParseCanonicalEveryCode(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCanonicalPrefix holds a batch's parse to ParseCanonical: it
+// parses up to the first input ParseCanonical refuses (a rule broken, a
+// form not canonical), and stops there.
+func TestParseCanonicalPrefix(t *testing.T) {
+	ok := []string{"12025550123", "13125550199", "19725550100", "12125551234"}
+	for _, bad := range []string{"2025550123", "+12025550123", "12115550123", "12025110123", "19995550123", "1202555012x", ""} {
+		for k := 0; k <= len(ok); k++ {
+			ss := append(append(append([]string{}, ok[:k]...), bad), ok[k:]...)
+			out := make([]uint64, len(ss))
+			if got := ParseCanonicalPrefix(ss, out); got != k {
+				t.Fatalf("ParseCanonicalPrefix(%q) = %d, want %d", ss, got, k)
+			}
+			for i, s := range ss[:k] {
+				if n, _ := ParseCanonical(s); out[i] != uint64(n) {
+					t.Fatalf("ParseCanonicalPrefix(%q): out[%d] = %d, ParseCanonical(%q) = %d", ss, i, out[i], s, n)
+				}
+			}
+		}
+	}
+	out := make([]uint64, len(ok))
+	if got := ParseCanonicalPrefix(ok, out); got != len(ok) {
+		t.Fatalf("ParseCanonicalPrefix(%q) = %d, want %d", ok, got, len(ok))
+	}
+	if got := ParseCanonicalPrefix(nil, nil); got != 0 {
+		t.Fatalf("ParseCanonicalPrefix(nil) = %d", got)
+	}
+}
