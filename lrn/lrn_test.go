@@ -82,6 +82,34 @@ func TestLookupMany(t *testing.T) {
 	assert.Empty(t, lrn.LookupMany(db, nil, lrn.Options{}, nil))
 }
 
+// TestLookupManyConverted: in a batch whose inputs are in other forms
+// than the canonical here and there (its first, one in the middle, its
+// last, next to invalid ones), each answer's PhoneNumber is its own
+// number's canonical form, and the batch after it, all canonical,
+// answers from its own inputs.
+func TestLookupManyConverted(t *testing.T) {
+	db := testdb.Sample(t)
+	canonical := benchNumbers(t, 600)
+	numbers := slices.Clone(canonical)
+	for _, i := range []int{0, 1, 77, 78, 200, 255, 300, 511} {
+		numbers[i] = "+1 (" + canonical[i][1:4] + ") " + canonical[i][4:7] + "-" + canonical[i][7:]
+	}
+	numbers[100], numbers[400] = "bogus", "+1"
+	for _, opt := range []lrn.Options{{}, {Enhanced: true}, {Messaging: true}} {
+		out := lrn.LookupMany(db, numbers, opt, nil)
+		require.Len(t, out, len(numbers))
+		for i, n := range numbers {
+			r, err := lrn.Lookup(db, n, opt)
+			require.Equal(t, lrn.Answer{Result: r, Err: err}, out[i], "%d %s %+v", i, n, opt)
+		}
+		again := lrn.LookupMany(db, canonical[256:512], opt, out[:0])
+		for i, n := range canonical[256:512] {
+			r, err := lrn.Lookup(db, n, opt)
+			require.Equal(t, lrn.Answer{Result: r, Err: err}, again[i], "%d %s %+v", i, n, opt)
+		}
+	}
+}
+
 // LookupManyNumbers answers as LookupMany of the numbers' canonical forms,
 // over several batches, appending to out; the zero Number is an invalid
 // number; reusing out it allocates nothing.

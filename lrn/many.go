@@ -36,10 +36,11 @@ type scratch struct {
 	// checks or write barriers.
 	tns [batchSize]uint64
 	at  [batchSize]uint8
-	// converted[j] is tns[j]'s canonical form when its input was in
-	// another form, else "": a canonical input is its own answer's
-	// PhoneNumber and is not copied here. Cleared as it is used.
-	converted [batchSize]string
+	// phones is, for a chunk with an input in another form than the
+	// canonical, each input's canonical form at its position (an invalid
+	// input's as it came); a chunk of canonical inputs is its own. Cleared
+	// after the chunk's answers.
+	phones [batchSize]string
 	// kinds[k] lists the batch's numbers of kind k (kindOf), in batch
 	// order.
 	kinds  [numKinds][batchSize]uint8
@@ -78,7 +79,7 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 		base := len(out)
 		out = out[:base+len(chunk)]
 		dst := out[base:]
-		m, conv := s.parse(chunk, dst)
+		m, phones := s.parse(chunk, dst)
 		if m == 0 {
 			continue
 		}
@@ -93,12 +94,14 @@ func LookupMany(db *format.DB, numbers []string, opt Options, out []Answer) []An
 			err = lookup.Error("lrn", err)
 			for j := range m {
 				dst[s.at[j]] = Answer{Err: err}
-				s.converted[j] = ""
 			}
 		case opt.Messaging:
-			s.resolveRecords(dst, chunk, s.recs[:m], conv, opt)
+			s.resolveRecords(dst, phones, s.recs[:m], opt)
 		default:
-			s.resolveRoutes(dst, chunk, s.routes[:m], conv, opt)
+			s.resolveRoutes(dst, phones, s.routes[:m], opt)
+		}
+		if &phones[0] == &s.phones[0] {
+			clear(phones)
 		}
 	}
 	return out
@@ -130,9 +133,10 @@ func LookupManyNumbers(db *format.DB, numbers []lnpdb.Number, opt Options, out [
 }
 
 // parse parses chunk, answering each invalid number in dst, and keeps the
-// valid ones in s; it returns how many it kept and whether any was not in
-// canonical form.
-func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
+// valid ones in s; it returns how many it kept and the canonical forms at
+// their positions in chunk: chunk itself unless an input was in another
+// form, else s.phones.
+func (s *scratch) parse(chunk []string, dst []Answer) (m int, phones []string) {
 	// Canonical inputs, the common case, each at its own position, in a
 	// loop that keeps no more across the call than it must.
 	// Their positions are the identity, copied rather than stored one by
@@ -141,6 +145,7 @@ func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
 	m = nanp.ParseCanonicalPrefix(chunk, s.tns[:])
 	copy(s.at[:m], identity[:m])
 	dst = dst[:len(chunk)]
+	phones = chunk
 	for k := m; k < len(chunk); k++ {
 		num := chunk[k]
 		n, canonical := nanp.ParseCanonical(num)
@@ -150,14 +155,17 @@ func (s *scratch) parse(chunk []string, dst []Answer) (m int, conv bool) {
 				dst[k] = Answer{Err: err}
 				continue
 			}
-			s.converted[uint8(m)] = n.String()
-			conv = true
+			if &phones[0] != &s.phones[0] {
+				phones = s.phones[:len(chunk)]
+				copy(phones, chunk)
+			}
+			phones[k] = n.String()
 		}
 		j := uint8(m) // m <= k < batchSize
 		s.tns[j], s.at[j] = uint64(n), uint8(k)
 		m++
 	}
-	return m, conv
+	return m, phones
 }
 
 // identity is each position of a batch at that position: where the
@@ -168,18 +176,6 @@ var identity = func() (at [batchSize]uint8) {
 	}
 	return at
 }()
-
-// phone returns number j's canonical form: its input (chunk's), unless
-// it was converted (conv says whether any was).
-func (s *scratch) phone(j uint8, chunk []string, conv bool) string {
-	if conv {
-		if c := s.converted[j]; c != "" {
-			s.converted[j] = ""
-			return c
-		}
-	}
-	return chunk[s.at[j]]
-}
 
 // The kinds of answer, in the order LookupMany resolves them: kind by
 // kind, so that the branches on the kind go the same way from one number
@@ -239,14 +235,14 @@ func (s *scratch) recordByKind(recs []format.Record) [numKinds]uint {
 }
 
 // resolveRoutes answers, into dst, the batch's numbers from their routes.
-func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Route, conv bool, opt Options) {
+func (s *scratch) resolveRoutes(dst []Answer, phones []string, routes []format.Route, opt Options) {
 	n := s.routeByKind(routes)
 	if opt.Enhanced {
 		for k := range kindVacant {
 			for _, j := range s.kinds[k][:n[k]] {
 				rt, a := &routes[j], &dst[s.at[j]]
 				a.Err = nil
-				resolve(&a.Result, &rt.Ported, &rt.Block, nil, s.phone(j, chunk, conv), opt)
+				resolve(&a.Result, &rt.Ported, &rt.Block, nil, phones[s.at[j]], opt)
 			}
 		}
 	} else {
@@ -256,7 +252,7 @@ func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Ro
 			if p.ActivatedAt != 0 {
 				t.Time = time.Unix(p.ActivatedAt, 0).UTC()
 			}
-			dst[s.at[j]].setPlain(p.LRN, t, SourcePorted, p.Carrier, s.phone(j, chunk, conv), nil)
+			dst[s.at[j]].setPlain(p.LRN, t, SourcePorted, p.Carrier, phones[s.at[j]], nil)
 		}
 		for _, j := range s.kinds[kindPooled][:n[kindPooled]] {
 			b := &routes[j].Block
@@ -264,15 +260,14 @@ func (s *scratch) resolveRoutes(dst []Answer, chunk []string, routes []format.Ro
 			if b.ActivatedAt != 0 {
 				t.Time = time.Unix(b.ActivatedAt, 0).UTC()
 			}
-			dst[s.at[j]].setPlain(b.LRN, t, SourcePooled, b.Carrier, s.phone(j, chunk, conv), nil)
+			dst[s.at[j]].setPlain(b.LRN, t, SourcePooled, b.Carrier, phones[s.at[j]], nil)
 		}
 		for _, j := range s.kinds[kindCode][:n[kindCode]] {
-			phone := s.phone(j, chunk, conv)
+			phone := phones[s.at[j]]
 			dst[s.at[j]].setPlain(phone, lnpdb.Time{}, SourceCode, routes[j].Block.Carrier, phone, nil)
 		}
 	}
 	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
-		s.phone(j, chunk, conv)
 		// Cleared field by field, not as a whole Answer: see resolve.
 		dst[s.at[j]].setPlain("", lnpdb.Time{}, 0, nil, "", ErrNotFound)
 	}
@@ -299,17 +294,16 @@ func (a *Answer) setPlain(lrn string, at lnpdb.Time, source Source, c *format.Ca
 
 // resolveRecords answers, into dst, the batch's numbers from their
 // records (with messaging).
-func (s *scratch) resolveRecords(dst []Answer, chunk []string, recs []format.Record, conv bool, opt Options) {
+func (s *scratch) resolveRecords(dst []Answer, phones []string, recs []format.Record, opt Options) {
 	n := s.recordByKind(recs)
 	for k := range kindVacant {
 		for _, j := range s.kinds[k][:n[k]] {
 			rec, a := &recs[j], &dst[s.at[j]]
 			a.Err = nil
-			resolve(&a.Result, &rec.Ported, &rec.Block, rec, s.phone(j, chunk, conv), opt)
+			resolve(&a.Result, &rec.Ported, &rec.Block, rec, phones[s.at[j]], opt)
 		}
 	}
 	for _, j := range s.kinds[kindVacant][:n[kindVacant]] {
-		s.phone(j, chunk, conv)
 		// Cleared field by field, not as a whole Answer: see resolve.
 		dst[s.at[j]].setPlain("", lnpdb.Time{}, 0, nil, "", ErrNotFound)
 	}
