@@ -238,6 +238,29 @@ func (s *BoltStore) ClaimChunk(_ context.Context, now time.Time, lease time.Dura
 	return c, err
 }
 
+// RenewChunk implements [Jobs].
+func (s *BoltStore) RenewChunk(_ context.Context, c *JobChunk, now time.Time, lease time.Duration) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		j, err := loadJob(tx, c.AccountID, c.JobID)
+		if err != nil {
+			return err
+		}
+		cb := tx.Bucket(bJobChunks)
+		var ch boltChunk
+		ok, err := get(cb, chunkKey(c.JobID, c.Seq), &ch)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("chunk %d of job %q: %w", c.Seq, c.JobID, ErrNotFound)
+		}
+		if ch.Until, err = renewChunk(c, j.Status, ch.Claim, ch.Done, now, lease); err != nil {
+			return err
+		}
+		return put(cb, chunkKey(c.JobID, c.Seq), &ch)
+	})
+}
+
 // CommitChunk implements [Jobs].
 func (s *BoltStore) CommitChunk(_ context.Context, c *JobChunk, lines [][]byte, answered []bool, now time.Time) (j Job, err error) {
 	err = s.db.Update(func(tx *bolt.Tx) error {

@@ -20,8 +20,8 @@ import (
 // free tier first, each number at its kind's price, only answers stored).
 //
 // A job's numbers are cut into chunks when it is made. A worker claims a
-// chunk for a while ([Jobs.ClaimChunk]: a lease, claimed_until); its
-// answers and their charge are committed together ([Jobs.CommitChunk]),
+// chunk for a while ([Jobs.ClaimChunk]: a lease, claimed_until), and
+// extends the claim while it works ([Jobs.RenewChunk]); its answers and their charge are committed together ([Jobs.CommitChunk]),
 // and only by the claim that is current, so a worker killed mid-chunk
 // loses its work and charges nothing, and the chunk is claimed again once
 // the lease has passed. When the wallet cannot pay for an answer the
@@ -159,6 +159,12 @@ type Jobs interface {
 	// ClaimChunk claims for lease the next chunk to answer (of the oldest
 	// queued or running job), or returns nil when there is none.
 	ClaimChunk(ctx context.Context, now time.Time, lease time.Duration) (*JobChunk, error)
+	// RenewChunk extends c's claim to now+lease (and sets c.Until), so
+	// that a worker slower than its lease keeps its chunk; a claim no
+	// longer current (another worker claimed the chunk, or the job was
+	// canceled or stopped) is refused with ErrClaimLost and nothing
+	// changes.
+	RenewChunk(ctx context.Context, c *JobChunk, now time.Time, lease time.Duration) error
 	// CommitChunk stores the answers of c's numbers (lines[i] is the
 	// answer of c.Numbers[i]; answered[i] says it is charged) and their
 	// charge, together; lines past what the wallet pays are not stored
@@ -192,8 +198,8 @@ type Jobs interface {
 var (
 	// ErrJobLimit refuses a job past the account's JobLimits.
 	ErrJobLimit = errors.New("job limit reached")
-	// ErrClaimLost refuses the commit of a chunk whose claim is not
-	// current.
+	// ErrClaimLost refuses the commit or renewal of a chunk whose claim
+	// is not current.
 	ErrClaimLost = errors.New("the chunk's claim is no longer current")
 )
 
@@ -355,6 +361,24 @@ type chunkCommit struct {
 	delivery *webhook.Delivery // the job stopped and has a webhook
 }
 
+// claimCurrent reports whether c is the current claim of its chunk, whose
+// stored claim and count of answered numbers are claim and done, in a job
+// of status: only such a claim may be renewed or committed.
+func claimCurrent(c *JobChunk, status JobStatus, claim string, done int) bool {
+	return claim != "" && claim == c.Claim && done == c.Offset && status.active()
+}
+
+// renewChunk applies a renewal of c at now to its chunk as stored (claim,
+// done, in a job of status): the rule both stores share. It returns the
+// claim's new end, and sets c.Until to it.
+func renewChunk(c *JobChunk, status JobStatus, claim string, done int, now time.Time, lease time.Duration) (time.Time, error) {
+	if !claimCurrent(c, status, claim, done) {
+		return time.Time{}, ErrClaimLost
+	}
+	c.Until = now.Add(lease)
+	return c.Until, nil
+}
+
 // commitChunk applies a chunk's answers to st: the one rule both stores
 // share. The free tier pays first (for LRN), then the wallet; answers are
 // kept in order up to the first the wallet cannot pay.
@@ -363,7 +387,7 @@ func commitChunk(c *JobChunk, lines [][]byte, answered []bool, now time.Time, st
 	switch {
 	case len(lines) != len(answered) || len(lines) != len(c.Numbers):
 		return fmt.Errorf("%w: %d answers for %d numbers", ErrInvalid, len(lines), len(c.Numbers))
-	case st.claim == "" || st.claim != c.Claim || st.done != c.Offset || !j.Status.active():
+	case !claimCurrent(c, j.Status, st.claim, st.done):
 		return ErrClaimLost
 	case c.Offset+len(lines) > st.size:
 		return fmt.Errorf("%w: answers past the chunk's end", ErrInvalid)

@@ -247,6 +247,53 @@ func TestJobClaimLost(t *testing.T) {
 	})
 }
 
+// A worker that renews its claim keeps its chunk past the first lease;
+// once another worker has the chunk, or the job is canceled, renewal is
+// refused.
+func TestJobRenewChunk(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		js := jobsOf(s)
+		a := mustAccount(t, s, 1_000_000)
+		j, err := js.CreateJob(ctx, JobSpec{AccountID: a.ID, Kind: "trust", Numbers: numbers(5)}, JobLimits{}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := js.ClaimChunk(ctx, t0, time.Minute)
+		if err != nil || first == nil {
+			t.Fatalf("claim %v %v", first, err)
+		}
+		if err := js.RenewChunk(ctx, first, t0.Add(40*time.Second), time.Minute); err != nil {
+			t.Fatalf("renewal by the holder: %v", err)
+		}
+		if !first.Until.Equal(t0.Add(100 * time.Second)) {
+			t.Fatalf("renewed until %v", first.Until)
+		}
+		if c, err := js.ClaimChunk(ctx, t0.Add(61*time.Second), time.Minute); err != nil || c != nil {
+			t.Fatalf("claimed past the first lease, within the renewed one: %+v %v", c, err)
+		}
+		second, err := js.ClaimChunk(ctx, t0.Add(101*time.Second), time.Minute)
+		if err != nil || second == nil || second.Seq != first.Seq || second.Claim == first.Claim {
+			t.Fatalf("reclaim %+v %v", second, err)
+		}
+		if err := js.RenewChunk(ctx, first, t0.Add(102*time.Second), time.Minute); !errors.Is(err, ErrClaimLost) {
+			t.Fatalf("renewal of a claim taken over: %v", err)
+		}
+		if err := js.RenewChunk(ctx, second, t0.Add(102*time.Second), time.Minute); err != nil {
+			t.Fatalf("renewal by the new holder: %v", err)
+		}
+		if _, err := js.CancelJob(ctx, a.ID, j.ID, t0.Add(103*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := js.RenewChunk(ctx, second, t0.Add(104*time.Second), time.Minute); !errors.Is(err, ErrClaimLost) {
+			t.Fatalf("renewal in a canceled job: %v", err)
+		}
+		if !second.Until.Equal(t0.Add(162 * time.Second)) {
+			t.Fatalf("a refused renewal moved the claim's end to %v", second.Until)
+		}
+	})
+}
+
 func TestJobCancelAndLimits(t *testing.T) {
 	stores(t, func(t *testing.T, s Store) {
 		ctx := context.Background()

@@ -152,6 +152,26 @@ func (s *PostgresStore) ClaimChunk(ctx context.Context, now time.Time, lease tim
 	return c, err
 }
 
+// RenewChunk implements [Jobs]. It locks only the chunk: a job canceled
+// meanwhile refuses the claim's commit, as it refuses its next renewal.
+func (s *PostgresStore) RenewChunk(ctx context.Context, c *JobChunk, now time.Time, lease time.Duration) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var status, claim string
+		var done int
+		err := tx.QueryRow(ctx, `SELECT j.status, c.claim, c.done FROM job_chunks c JOIN jobs j ON j.id = c.job_id
+			WHERE c.job_id = $1 AND c.seq = $2 AND j.account_id = $3 FOR UPDATE OF c`, c.JobID, c.Seq, c.AccountID).Scan(&status, &claim, &done)
+		if err != nil {
+			return pgNotFound(err, fmt.Sprintf("chunk %d of job %q", c.Seq, c.JobID))
+		}
+		until, err := renewChunk(c, JobStatus(status), claim, done, now, lease)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE job_chunks SET claimed_until = $3 WHERE job_id = $1 AND seq = $2`, c.JobID, c.Seq, until)
+		return err
+	})
+}
+
 // CommitChunk implements [Jobs]. It locks the account first, then the job
 // and the chunk, as Sync locks accounts before leases.
 func (s *PostgresStore) CommitChunk(ctx context.Context, c *JobChunk, lines [][]byte, answered []bool, now time.Time) (Job, error) {
