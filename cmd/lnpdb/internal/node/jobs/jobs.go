@@ -9,10 +9,11 @@
 // ([Config.Rest]), so that a million-number job takes at most half a
 // processor from the interactive API.
 // Several processes sharing a PostgreSQL store each run one and share the
-// chunks; a process killed mid-chunk leaves its claim to expire
-// ([Config.Lease]), after which another answers the chunk again: its
-// answers and charge were never committed, so nothing is lost or charged
-// twice.
+// chunks. A worker renews its claim ([Config.Lease]) after a slice once
+// half of it has passed, so that a chunk slower than the lease stays its
+// own; a process killed mid-chunk leaves its claim to expire, after which
+// another answers the chunk again: its answers and charge were never
+// committed, so nothing is lost or charged twice.
 package jobs
 
 import (
@@ -34,8 +35,10 @@ type AnswerFunc func(ctx context.Context, kind string, enhanced, messaging bool,
 type Config struct {
 	Store  billing.Jobs
 	Answer AnswerFunc
-	// Lease is how long a claimed chunk is this worker's; 0 means a
-	// minute. A chunk of 10,000 numbers takes milliseconds.
+	// Lease is how long a claimed chunk is this worker's without
+	// renewal; 0 means a minute. The claim is renewed after each slice
+	// that ends more than half a lease after the claim's start or last
+	// renewal.
 	Lease time.Duration
 	// Poll is how often the store is asked for work when there was none
 	// (and no Wake came); 0 means a second.
@@ -133,11 +136,14 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // Step claims one chunk, answers it and commits it; it reports whether
-// there was one. A commit refused because the claim was lost (the job was
-// canceled, or the lease passed and another worker took the chunk) is
-// not an error: that worker's answers count.
+// there was one. After a slice that ends more than half a lease after the
+// claim or its last renewal, the claim is renewed. A claim lost (the job
+// was canceled, or the lease passed and another worker took the chunk),
+// found at a renewal or at the commit, is not an error: the chunk is left
+// at once, and that worker's answers count.
 func (w *Worker) Step(ctx context.Context) (bool, error) {
-	c, err := w.cfg.Store.ClaimChunk(ctx, w.cfg.Now(), w.cfg.Lease)
+	claimed := w.cfg.Now()
+	c, err := w.cfg.Store.ClaimChunk(ctx, claimed, w.cfg.Lease)
 	if err != nil || c == nil {
 		return false, err
 	}
@@ -157,6 +163,18 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 			w.cfg.Sleep(rest)
 		} else {
 			runtime.Gosched()
+		}
+		if now := w.cfg.Now(); now.Sub(claimed) > w.cfg.Lease/2 {
+			// Past half the lease: keep the claim, or, when another worker
+			// has the chunk or the job stopped, leave the chunk at once.
+			err := w.cfg.Store.RenewChunk(ctx, c, now, w.cfg.Lease)
+			if errors.Is(err, billing.ErrClaimLost) {
+				return true, nil
+			}
+			if err != nil {
+				return true, err
+			}
+			claimed = now
 		}
 	}
 	j, err := w.cfg.Store.CommitChunk(ctx, c, lines, answered, w.cfg.Now())

@@ -322,3 +322,89 @@ func TestWorkerRetention(t *testing.T) {
 		t.Fatalf("kept past retention: %v", err)
 	}
 }
+
+// creditedJob is boltJob with a wallet of 1,000,000 micros and ten numbers
+// of a trust job.
+func creditedJob(t *testing.T) (*billing.BoltStore, billing.Account, billing.Job) {
+	t.Helper()
+	nums := make([]string, 10)
+	for i := range nums {
+		nums[i] = fmt.Sprintf("1201555%04d", i)
+	}
+	s, acct, job := boltJob(t, billing.JobSpec{Kind: "trust", Numbers: nums})
+	if _, _, err := s.Credit(context.Background(), acct.ID, 1_000_000, "INV", t0); err != nil {
+		t.Fatal(err)
+	}
+	return s, acct, job
+}
+
+// A worker whose slices take, together, longer than its lease renews its
+// claim as it goes: a competing worker trying at every slice gets nothing,
+// and the first commits the whole chunk.
+func TestWorkerRenewsItsClaim(t *testing.T) {
+	ctx := context.Background()
+	s, acct, job := creditedJob(t)
+	clock := testclock.New(t0)
+	other, _ := New(Config{Store: s, Now: clock.Now, Lease: 30 * time.Second, Rest: -1, Answer: answer})
+	slicesAnswered, otherWorked := 0, 0
+	w, _ := New(Config{Store: s, Now: clock.Now, Lease: 30 * time.Second, Slice: 2, Rest: -1,
+		Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+			slicesAnswered++
+			clock.Advance(10 * time.Second)
+			worked, err := other.Step(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			if worked {
+				otherWorked++
+			}
+			return answer(ctx, kind, e, m, n)
+		}})
+	if worked, err := w.Step(ctx); err != nil || !worked {
+		t.Fatalf("step %v %v", worked, err)
+	}
+	if slicesAnswered != 5 || otherWorked != 0 {
+		t.Fatalf("%d slices answered over 50 s of a 30 s lease; the competing worker took %d chunks", slicesAnswered, otherWorked)
+	}
+	j, err := s.Job(ctx, acct.ID, job.ID)
+	if want := 10 * billing.DefaultPrices[billing.KindTrust]; err != nil || j.Status != billing.JobSucceeded || j.Done != 10 || j.Charged != want {
+		t.Fatalf("job %+v %v, want charged %s", j, err, want)
+	}
+}
+
+// A worker whose claim was taken (its lease passed before it renewed)
+// leaves the chunk after the slice in which renewal failed, commits
+// nothing, and the new holder's commit counts.
+func TestWorkerLeavesATakenChunk(t *testing.T) {
+	ctx := context.Background()
+	s, acct, job := creditedJob(t)
+	clock := testclock.New(t0)
+	var taken *billing.JobChunk
+	slicesAnswered := 0
+	w, _ := New(Config{Store: s, Now: clock.Now, Lease: 30 * time.Second, Slice: 2, Rest: -1,
+		Answer: func(ctx context.Context, kind string, e, m bool, n []string) ([][]byte, []bool, error) {
+			if slicesAnswered++; slicesAnswered == 2 {
+				clock.Advance(31 * time.Second)
+				c, err := s.ClaimChunk(ctx, clock.Now(), 30*time.Second)
+				if err != nil {
+					return nil, nil, err
+				}
+				taken = c
+			}
+			return answer(ctx, kind, e, m, n)
+		}})
+	if worked, err := w.Step(ctx); err != nil || !worked {
+		t.Fatalf("step %v %v", worked, err)
+	}
+	if taken == nil || slicesAnswered != 2 {
+		t.Fatalf("taken %v; %d slices answered, want 2", taken != nil, slicesAnswered)
+	}
+	if j, _ := s.Job(ctx, acct.ID, job.ID); j.Done != 0 || j.Charged != 0 {
+		t.Fatalf("the worker that lost its claim committed: %+v", j)
+	}
+	lines, ok, _ := answer(ctx, taken.Kind, false, false, taken.Numbers)
+	j, err := s.CommitChunk(ctx, taken, lines, ok, clock.Now())
+	if err != nil || j.Status != billing.JobSucceeded || j.Done != 10 {
+		t.Fatalf("the new holder's commit: %+v %v", j, err)
+	}
+}
