@@ -238,26 +238,31 @@ func (s *BoltStore) ClaimChunk(_ context.Context, now time.Time, lease time.Dura
 	return c, err
 }
 
+// loadClaimed loads the job and the chunk, as stored, of a claimed chunk.
+func loadClaimed(tx *bolt.Tx, c *JobChunk) (*Job, boltChunk, error) {
+	var ch boltChunk
+	j, err := loadJob(tx, c.AccountID, c.JobID)
+	if err != nil {
+		return nil, ch, err
+	}
+	ok, err := get(tx.Bucket(bJobChunks), chunkKey(c.JobID, c.Seq), &ch)
+	if err == nil && !ok {
+		err = fmt.Errorf("chunk %d of job %q: %w", c.Seq, c.JobID, ErrNotFound)
+	}
+	return j, ch, err
+}
+
 // RenewChunk implements [Jobs].
 func (s *BoltStore) RenewChunk(_ context.Context, c *JobChunk, now time.Time, lease time.Duration) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		j, err := loadJob(tx, c.AccountID, c.JobID)
+		j, ch, err := loadClaimed(tx, c)
 		if err != nil {
 			return err
-		}
-		cb := tx.Bucket(bJobChunks)
-		var ch boltChunk
-		ok, err := get(cb, chunkKey(c.JobID, c.Seq), &ch)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("chunk %d of job %q: %w", c.Seq, c.JobID, ErrNotFound)
 		}
 		if ch.Until, err = renewChunk(c, j.Status, ch.Claim, ch.Done, now, lease); err != nil {
 			return err
 		}
-		return put(cb, chunkKey(c.JobID, c.Seq), &ch)
+		return put(tx.Bucket(bJobChunks), chunkKey(c.JobID, c.Seq), &ch)
 	})
 }
 
@@ -268,19 +273,11 @@ func (s *BoltStore) CommitChunk(_ context.Context, c *JobChunk, lines [][]byte, 
 		if err != nil {
 			return err
 		}
-		p, err := loadJob(tx, c.AccountID, c.JobID)
+		p, ch, err := loadClaimed(tx, c)
 		if err != nil {
 			return err
 		}
 		cb := tx.Bucket(bJobChunks)
-		var ch boltChunk
-		ok, err := get(cb, chunkKey(c.JobID, c.Seq), &ch)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("chunk %d of job %q: %w", c.Seq, c.JobID, ErrNotFound)
-		}
 		month := Month(now)
 		fb := tx.Bucket(bFree)
 		st := chunkCommit{job: p, status: a.Status, balance: a.Balance, freeTaken: freeTaken(fb, a.ID, month), claim: ch.Claim, done: ch.Done, size: ch.Size}

@@ -194,6 +194,24 @@ func TestJobInsufficientBalanceAndResume(t *testing.T) {
 	})
 }
 
+// claimTrustJob makes an account with 1,000,000 micros and a trust job of
+// five numbers (one chunk), and claims its chunk at t0 for a minute.
+func claimTrustJob(t *testing.T, s Store) (Account, Job, *JobChunk) {
+	t.Helper()
+	ctx := context.Background()
+	js := jobsOf(s)
+	a := mustAccount(t, s, 1_000_000)
+	j, err := js.CreateJob(ctx, JobSpec{AccountID: a.ID, Kind: "trust", Numbers: numbers(5)}, JobLimits{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := js.ClaimChunk(ctx, t0, time.Minute)
+	if err != nil || first == nil {
+		t.Fatalf("claim %v %v", first, err)
+	}
+	return a, j, first
+}
+
 // A worker that stops mid-chunk (killed) leaves its claim; after the lease
 // another claims the chunk, and the first's late commit is refused: each
 // number is answered and charged once.
@@ -201,15 +219,7 @@ func TestJobClaimLost(t *testing.T) {
 	stores(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		js := jobsOf(s)
-		a := mustAccount(t, s, 1_000_000)
-		j, err := js.CreateJob(ctx, JobSpec{AccountID: a.ID, Kind: "trust", Numbers: numbers(5)}, JobLimits{}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := js.ClaimChunk(ctx, t0, time.Minute)
-		if err != nil || first == nil {
-			t.Fatalf("claim %v %v", first, err)
-		}
+		a, j, first := claimTrustJob(t, s)
 		if c, _ := js.ClaimChunk(ctx, t0.Add(30*time.Second), time.Minute); c != nil {
 			t.Fatalf("claimed during the lease: %+v", c)
 		}
@@ -254,15 +264,7 @@ func TestJobRenewChunk(t *testing.T) {
 	stores(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		js := jobsOf(s)
-		a := mustAccount(t, s, 1_000_000)
-		j, err := js.CreateJob(ctx, JobSpec{AccountID: a.ID, Kind: "trust", Numbers: numbers(5)}, JobLimits{}, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := js.ClaimChunk(ctx, t0, time.Minute)
-		if err != nil || first == nil {
-			t.Fatalf("claim %v %v", first, err)
-		}
+		a, j, first := claimTrustJob(t, s)
 		if err := js.RenewChunk(ctx, first, t0.Add(40*time.Second), time.Minute); err != nil {
 			t.Fatalf("renewal by the holder: %v", err)
 		}
