@@ -69,8 +69,9 @@ func answer(_ context.Context, _ string, _, _ bool, numbers []string) ([][]byte,
 
 // A worker stopped mid-chunk (its lookups never return, as if killed)
 // leaves its claim; once the lease has passed another node's worker
-// answers that chunk and the rest, and the first worker's late commit is
-// refused: every number answered once, in order, and charged once.
+// answers that chunk and the rest, and the first worker, back late, finds
+// its claim lost when it renews it and commits nothing: every number
+// answered once, in order, and charged once.
 func TestWorkerKilledMidChunk(t *testing.T) {
 	for _, name := range []string{"bolt", "postgres"} {
 		t.Run(name, func(t *testing.T) {
@@ -136,7 +137,7 @@ func TestWorkerKilledMidChunk(t *testing.T) {
 			}
 			close(release)
 			if err := <-doneA; err != nil {
-				t.Fatalf("A's late commit: %v", err)
+				t.Fatalf("A back late: %v", err)
 			}
 			if answeredA.Load() != 10 {
 				t.Fatalf("A answered %d", answeredA.Load())
