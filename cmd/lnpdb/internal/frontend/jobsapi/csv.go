@@ -59,8 +59,9 @@ type ResultsCSV struct {
 	cols  []string
 	paths [][]string // cols split at their dots
 	row   []string
-	// One decoder reads every line, src reset to each: a decoder a line
-	// was most of a row's cost.
+	flat  flatScanner
+	// One decoder reads every line the scanner defers, src reset to
+	// each: a decoder a line was most of a row's cost.
 	src bytes.Reader
 	dec *json.Decoder
 	m   map[string]any
@@ -73,6 +74,7 @@ func NewResultsCSV(w *csv.Writer, kind string) *ResultsCSV {
 	for _, col := range c.cols {
 		c.paths = append(c.paths, strings.Split(col, "."))
 	}
+	c.flat.init(c.cols)
 	c.dec = json.NewDecoder(&c.src)
 	c.dec.UseNumber()
 	head := append(append([]string{"input"}, c.cols...), "error", "code", "details")
@@ -83,6 +85,19 @@ func NewResultsCSV(w *csv.Writer, kind string) *ResultsCSV {
 
 // Write writes the row of one input and its NDJSON answer line.
 func (c *ResultsCSV) Write(input string, line []byte) error {
+	if !c.flat.fill(c.row, line) {
+		if err := c.decode(line); err != nil {
+			return err
+		}
+	}
+	c.row[0] = input
+	return c.w.Write(c.row)
+}
+
+// decode fills the row's columns from line by encoding/json: the
+// reference the scanner's rows equal, and the path of every line it
+// defers.
+func (c *ResultsCSV) decode(line []byte) error {
 	m := c.m
 	clear(m)
 	c.src.Reset(line)
@@ -93,7 +108,6 @@ func (c *ResultsCSV) Write(input string, line []byte) error {
 		return errors.New("jobsapi: a results line holds more than one JSON value")
 	}
 	clear(c.row)
-	c.row[0] = input
 	for i, path := range c.paths {
 		c.row[1+i] = value(lookupPath(m, path))
 	}
@@ -101,7 +115,7 @@ func (c *ResultsCSV) Write(input string, line []byte) error {
 	if _, ok := m["code"]; ok && len(m) == 3 {
 		c.row[n], c.row[n+1], c.row[n+2] = value(m["error"]), value(m["code"]), value(m["details"])
 	}
-	return c.w.Write(c.row)
+	return nil
 }
 
 func lookupPath(m map[string]any, path []string) any {
