@@ -1,6 +1,9 @@
 package jobsapi
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // flatScanner fills a results row from an NDJSON answer line without
 // decoding it into values: it reads the JSON the answers are written in
@@ -12,17 +15,15 @@ import "unicode/utf8"
 // malformed line) to the encoding/json path, whose row it otherwise
 // equals byte for byte.
 type flatScanner struct {
-	cols     map[string]int  // a column's path to its index in the row
-	prefixes map[string]bool // the paths of the objects holding columns
-	errs     int             // the row index of the error column; code and details follow
+	root flatNode // the columns' paths, a node an object
+	errs int      // the row index of the error column; code and details follow
 
 	line []byte
 	pos  int
 	buf  []byte   // the row's values, one after another
 	at   []int    // each row index's value's start in buf, or -1 for ""
 	ends []int    // and its end
-	path []byte   // the dotted path of the value read
-	keys [][]byte // the keys of the objects open, outermost first
+	keys [][]byte // the outermost object's keys of no column
 	top  int      // keys of the outermost object
 	code bool     // the outermost object has a key code
 	trio [3][2]int
@@ -32,15 +33,42 @@ type flatScanner struct {
 // deferred.
 const maxFlatDepth = 8
 
+// flatNode is an object's members that hold columns: a member's column
+// (its row index), or the object it holds.
+type flatNode struct {
+	names []string
+	slots []int       // a name's row index, or -1
+	kids  []*flatNode // the object a name holds, or nil
+}
+
+// member returns the index of name, or -1.
+func (n *flatNode) member(name []byte) int {
+	for i, m := range n.names {
+		if m == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
 func (s *flatScanner) init(cols []string) {
-	s.cols = make(map[string]int, len(cols))
-	s.prefixes = map[string]bool{}
 	for i, col := range cols {
-		s.cols[col] = 1 + i
-		for j := range col {
-			if col[j] == '.' {
-				s.prefixes[col[:j]] = true
+		n := &s.root
+		for {
+			name, rest, nested := strings.Cut(col, ".")
+			j := n.member([]byte(name))
+			if j < 0 {
+				j = len(n.names)
+				n.names, n.slots, n.kids = append(n.names, name), append(n.slots, -1), append(n.kids, nil)
 			}
+			if !nested {
+				n.slots[j] = 1 + i
+				break
+			}
+			if n.kids[j] == nil {
+				n.kids[j] = &flatNode{}
+			}
+			n, col = n.kids[j], rest
 		}
 	}
 	s.errs = 1 + len(cols)
@@ -52,7 +80,7 @@ func (s *flatScanner) init(cols []string) {
 // is for encoding/json to read (row may hold anything).
 func (s *flatScanner) fill(row []string, line []byte) bool {
 	s.line, s.pos = line, 0
-	s.buf, s.path, s.keys = s.buf[:0], s.path[:0], s.keys[:0]
+	s.buf, s.keys = s.buf[:0], s.keys[:0]
 	s.top, s.code = 0, false
 	for i := range s.at {
 		s.at[i] = -1
@@ -61,7 +89,7 @@ func (s *flatScanner) fill(row []string, line []byte) bool {
 		s.trio[i] = [2]int{-1, -1}
 	}
 	s.space()
-	if !s.is('{') || !s.object(0) {
+	if !s.is('{') || !s.object(&s.root, 0) {
 		return false
 	}
 	s.space()
@@ -103,13 +131,12 @@ func (s *flatScanner) is(c byte) bool {
 	return false
 }
 
-// object reads an object's members, its '{' read, its path's prefix in
-// s.path.
-func (s *flatScanner) object(depth int) bool {
-	if depth > maxFlatDepth {
+// object reads the members of an object of node, its '{' read.
+func (s *flatScanner) object(node *flatNode, depth int) bool {
+	if depth > maxFlatDepth || len(node.names) > 64 {
 		return false
 	}
-	base, open := len(s.path), len(s.keys)
+	var seen uint64 // the node's names read: a repeated one, the last would win, is encoding/json's to say
 	s.space()
 	if s.is('}') {
 		return true
@@ -120,29 +147,36 @@ func (s *flatScanner) object(depth int) bool {
 		if !ok {
 			return false
 		}
-		for _, k := range s.keys[open:] {
-			if string(k) == string(key) {
-				return false // the last would win: encoding/json's to say
-			}
-		}
-		s.keys = append(s.keys, key)
 		s.space()
 		if !s.is(':') {
 			return false
 		}
 		s.space()
-		s.path = append(s.path[:base], key...)
+		m := node.member(key)
+		if m >= 0 {
+			if seen&(1<<m) != 0 {
+				return false
+			}
+			seen |= 1 << m
+		}
 		if depth == 0 {
+			if m < 0 {
+				for _, k := range s.keys {
+					if string(k) == string(key) {
+						return false
+					}
+				}
+				s.keys = append(s.keys, key)
+			}
 			s.top++
 			s.code = s.code || string(key) == "code"
 		}
 		if s.pos < len(s.line) && s.line[s.pos] == '{' {
-			if !s.prefixes[string(s.path)] {
+			if m < 0 || node.kids[m] == nil {
 				return false // an object as a value: encoding/json writes it
 			}
 			s.pos++
-			s.path = append(s.path, '.')
-			if !s.object(depth + 1) {
+			if !s.object(node.kids[m], depth+1) {
 				return false
 			}
 		} else {
@@ -155,7 +189,8 @@ func (s *flatScanner) object(depth int) bool {
 			if null {
 				at = -1
 			}
-			if i, ok := s.cols[string(s.path)]; ok {
+			if m >= 0 && node.slots[m] >= 0 {
+				i := node.slots[m]
 				s.at[i], s.ends[i] = at, len(s.buf)
 			}
 			if depth == 0 {
@@ -169,16 +204,11 @@ func (s *flatScanner) object(depth int) bool {
 				}
 			}
 		}
-		s.path = s.path[:base]
 		s.space()
 		if s.is(',') {
 			continue
 		}
-		if s.is('}') {
-			s.keys = s.keys[:open]
-			return true
-		}
-		return false
+		return s.is('}')
 	}
 }
 
