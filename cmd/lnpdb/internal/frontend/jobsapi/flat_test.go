@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,8 @@ func sameRow(t testing.TB, c *ResultsCSV, line []byte) bool {
 	if err != nil {
 		t.Fatalf("%s: the scanner took %q, encoding/json refused it: %v", c.cols, line, err)
 	}
-	if !assert.Equal(t, c.row[1:], fast[1:], "%q", line) {
+	if !slices.Equal(c.row[1:], fast[1:]) {
+		assert.Equal(t, c.row[1:], fast[1:], "%q", line)
 		t.FailNow()
 	}
 	return true
@@ -59,8 +61,9 @@ func TestResultsCSVScannerGoldenBodies(t *testing.T) {
 	}
 }
 
-// sampleNumbers is the sample's ported and listed numbers, each with its
-// neighbours (other numbers of the same blocks) and some invalid forms.
+// sampleNumbers is the sample's ported and listed numbers, and for one in
+// five a neighbour (another number of its block), a formatted form and an
+// invalid one.
 func sampleNumbers(t testing.TB) []string {
 	var out []string
 	for _, name := range []string{"ported.csv", "cnam.csv", "messaging.csv", "trust.csv"} {
@@ -68,9 +71,12 @@ func sampleNumbers(t testing.TB) []string {
 		require.NoError(t, err)
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		sc.Scan() // the header
-		for sc.Scan() {
+		for i := 0; sc.Scan(); i++ {
 			n, _, _ := strings.Cut(sc.Text(), ",")
-			out = append(out, n, n[:len(n)-1]+"0", n[:len(n)-2]+"99", "+1 "+n, n[:len(n)-3])
+			out = append(out, n)
+			if i%5 == 0 {
+				out = append(out, n[:len(n)-2]+"99", "+1 "+n, n[:len(n)-3])
+			}
 		}
 	}
 	return out
