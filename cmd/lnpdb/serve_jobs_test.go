@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -288,6 +287,9 @@ func TestServeJobsTwoNodesOneKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts lnpdb serve processes")
 	}
+	if !canPause {
+		t.Skip("pauses the nodes with SIGSTOP, which this system does not have")
+	}
 	dsn := testpg.New(t)
 	ctx := context.Background()
 	n := jobsTestSize()
@@ -330,19 +332,19 @@ func TestServeJobsTwoNodesOneKilled(t *testing.T) {
 	// was between chunks: let both run a moment and look again.
 	var held []int
 	for attempt := 0; ; attempt++ {
-		require.NoError(t, p1.cmd.Process.Signal(syscall.SIGSTOP))
-		require.NoError(t, p2.cmd.Process.Signal(syscall.SIGSTOP))
+		pause(t, p1.cmd.Process)
+		pause(t, p2.cmd.Process)
 		rows, err := conn.Query(ctx, `SELECT seq FROM job_chunks WHERE job_id = $1 AND done < size AND claimed_until > $2 ORDER BY seq`, jobID, time.Now())
 		require.NoError(t, err)
 		held, err = pgx.CollectRows(rows, pgx.RowTo[int])
 		require.NoError(t, err)
 		if len(held) == 2 {
-			require.NoError(t, p1.cmd.Process.Signal(syscall.SIGKILL))
-			require.NoError(t, p2.cmd.Process.Signal(syscall.SIGCONT))
+			require.NoError(t, p1.cmd.Process.Kill()) // SIGKILL where there is one
+			resume(t, p2.cmd.Process)
 			break
 		}
-		require.NoError(t, p1.cmd.Process.Signal(syscall.SIGCONT))
-		require.NoError(t, p2.cmd.Process.Signal(syscall.SIGCONT))
+		resume(t, p1.cmd.Process)
+		resume(t, p2.cmd.Process)
 		require.Less(t, attempt, 10_000, "never saw both nodes holding a chunk")
 		time.Sleep(2 * time.Millisecond)
 	}
