@@ -61,6 +61,7 @@ func (j *jobsFlags) wire(cfg *httpapi.Config, b *billed, lease time.Duration, re
 		Limits:               billing.JobLimits{MaxUnfinished: j.maxUnfinished, MaxNumbersPerHour: j.maxNumbersPerHour},
 		AllowPrivateWebhooks: j.allowPrivateWebhooks,
 		Queued:               func() { w.Wake() },
+		StoreTimeout:         b.storeTimeout,
 		Logger:               log,
 	})
 	if err != nil {

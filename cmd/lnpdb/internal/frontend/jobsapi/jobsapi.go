@@ -55,6 +55,20 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the store's failures; nil discards them.
 	Logger *slog.Logger
+	// StoreTimeout bounds each of a request's short store calls (a job's
+	// status, the list, cancel, resume, the webhook secret), so that a
+	// frozen store answers 503 rather than holding the request; 0: only
+	// the request's own context. Making a job and streaming its results
+	// are bounded by the request's context.
+	StoreTimeout time.Duration
+}
+
+// storeCtx returns ctx bounded by Config.StoreTimeout.
+func (a *API) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.cfg.StoreTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, a.cfg.StoreTimeout)
 }
 
 // API serves the jobs routes.
@@ -292,17 +306,23 @@ func (a *API) resume(w http.ResponseWriter, r *http.Request, key auth.Key) {
 
 // List returns the account acct's jobs, newest first, at most limit.
 func (a *API) List(ctx context.Context, acct string, limit int) ([]billing.Job, error) {
+	ctx, cancel := a.storeCtx(ctx)
+	defer cancel()
 	return a.cfg.Store.ListJobs(ctx, acct, limit)
 }
 
 // Job returns the account acct's job id (billing.ErrNotFound for another
 // account's).
 func (a *API) Job(ctx context.Context, acct, id string) (billing.Job, error) {
+	ctx, cancel := a.storeCtx(ctx)
+	defer cancel()
 	return a.cfg.Store.Job(ctx, acct, id)
 }
 
 // Cancel stops the account acct's job id, as DELETE /api/v1/jobs/{id}.
 func (a *API) Cancel(ctx context.Context, acct, id string) (billing.Job, error) {
+	ctx, cancel := a.storeCtx(ctx)
+	defer cancel()
 	return a.cfg.Store.CancelJob(ctx, acct, id, a.cfg.Now())
 }
 
@@ -310,6 +330,8 @@ func (a *API) Cancel(ctx context.Context, acct, id string) (billing.Job, error) 
 // insufficient_balance, and wakes the worker, as POST
 // /api/v1/jobs/{id}/resume.
 func (a *API) Resume(ctx context.Context, acct, id string) (billing.Job, error) {
+	ctx, cancel := a.storeCtx(ctx)
+	defer cancel()
 	j, err := a.cfg.Store.ResumeJob(ctx, acct, id, a.cfg.Now())
 	if err == nil {
 		a.cfg.Queued()
@@ -393,6 +415,8 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, key auth.Key)
 // RotateSecret makes a new webhook signing secret for the account acct
 // and returns it (it is shown once: the store keeps it for signing).
 func (a *API) RotateSecret(ctx context.Context, acct string) (string, error) {
+	ctx, cancel := a.storeCtx(ctx)
+	defer cancel()
 	secret := webhook.NewSecret()
 	if err := a.cfg.Store.SetWebhookSecret(ctx, acct, secret, a.cfg.Now()); err != nil {
 		return "", err
